@@ -1,0 +1,194 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# One non-recursive Makefile on the libbpf-bootstrap pattern:
+#   bpf/*.bpf.c -> clang -target bpf -> bpftool gen object -> bpftool gen skeleton -> user space.
+# Everything built lands under $(OUTPUT). `make help` lists the targets and knobs.
+#
+# `run` and `test` first call scripts/deps.sh (idempotent) and then re-enter this Makefile, so the
+# pkg-config queries below run only once the packages exist.
+
+SANITIZE ?= 0
+ifeq ($(SANITIZE),1)
+OUTPUT ?= $(abspath .output-san)
+else
+OUTPUT ?= $(abspath .output)
+endif
+
+CLANG ?= clang
+BPFTOOL ?= bpftool
+CC ?= cc
+AR ?= ar
+ARCH := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/' -e 's/ppc64le/powerpc/')
+VMLINUX_H ?= vmlinux/$(ARCH)/vmlinux.h
+VERSION ?= $(shell git describe --always --dirty 2>/dev/null || echo unknown)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUTPUT)/%,%,$(2))";
+endif
+
+PKGS := libbpf jansson libcurl
+WARN := -Wall -Wextra -Wshadow -Wmissing-prototypes -Wstrict-prototypes -Wformat=2 -Wundef \
+	-Wmissing-field-initializers -Wno-unused-parameter
+HARDEN := -fstack-protector-strong -fPIE
+LDHARDEN := -pie -Wl,-z,relro,-z,now
+ifeq ($(SANITIZE),1)
+OPT := -O1 -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+LDSAN := -fsanitize=address,undefined
+else
+OPT := -O2 -D_FORTIFY_SOURCE=2
+LDSAN :=
+endif
+ifeq ($(WERROR),1)
+WARN += -Werror
+endif
+
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iresctrl -Istrategies
+CFLAGS := -std=gnu11 -g $(OPT) $(WARN) $(HARDEN) $(INCLUDES) -DKQOS_VERSION='"$(VERSION)"' \
+	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
+LDFLAGS := $(LDHARDEN) $(LDSAN) $(EXTRA_LDFLAGS)
+LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpfm -lelf -lz -lm
+TEST_LDLIBS = $(LDLIBS) -lcriterion
+
+# Clang's own system include dirs, added with -idirafter so BPF sees asm/ headers (bootstrap).
+CLANG_BPF_SYS_INCLUDES ?= $(shell $(CLANG) -v -E - </dev/null 2>&1 \
+	| sed -n '/<...> search starts here:/,/End of search list./{ s| \(/.*\)|-idirafter \1|p }')
+BPF_CFLAGS := -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Ivmlinux/$(ARCH) -Ibpf \
+	-Wall -Wno-unused-function $(CLANG_BPF_SYS_INCLUDES)
+
+BPF_SRCS := $(wildcard bpf/*.bpf.c)
+BPF_HDRS := $(wildcard bpf/*.h) $(VMLINUX_H)
+BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+
+# user/main.c is kqosd, user/top*.c is kqos-top; every other user/*.c goes into libkqos.a,
+# which the daemon, the live view and the tests all link.
+KQOSD_SRCS := user/main.c
+TOP_SRCS := $(wildcard user/top*.c)
+LIB_SRCS := $(filter-out $(KQOSD_SRCS) $(TOP_SRCS),$(wildcard user/*.c))
+RESCTRL_SRCS := $(wildcard resctrl/*.c)
+STRAT_SRCS := $(wildcard strategies/*.c)
+TESTLIB_SRCS := $(wildcard tests/lib/*.c)
+UNIT_SRCS := $(wildcard tests/unit/test_*.c)
+LIVE_SRCS := $(wildcard tests/live/test_*.c)
+
+obj = $(patsubst %.c,$(OUTPUT)/%.o,$(1))
+LIBKQOS := $(OUTPUT)/libkqos.a
+LIBRESCTRL := $(OUTPUT)/libresctrl.a
+LIBSTRAT := $(OUTPUT)/libstrategies.a
+LIBTEST := $(OUTPUT)/libtesthelp.a
+LIBS := $(LIBKQOS) $(LIBSTRAT) $(LIBRESCTRL)
+
+KQOSD := $(OUTPUT)/kqosd
+KQOSTOP := $(if $(TOP_SRCS),$(OUTPUT)/kqos-top)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
+LIVE_BINS := $(patsubst tests/live/%.c,$(OUTPUT)/tests/live/%,$(LIVE_SRCS))
+
+RUN_ARGS ?=
+
+.DEFAULT_GOAL := all
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all kqosd kqos-top tests deps run test _run _test test-unit test-live style vmlinux \
+	bench clean help
+
+all: $(KQOSD) $(KQOSTOP)
+kqosd: $(KQOSD)
+kqos-top: $(KQOSTOP)
+tests: $(UNIT_BINS) $(LIVE_BINS)
+
+deps:
+	$(Q)scripts/deps.sh
+
+run: deps
+	$(Q)$(MAKE) --no-print-directory _run
+
+_run: $(KQOSD)
+	$(KQOSD) $(RUN_ARGS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory _test
+
+_test: tests $(KQOSD) $(KQOSTOP)
+	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS) $(LIVE_BINS)
+
+test-unit: $(UNIT_BINS)
+	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS)
+
+test-live: $(LIVE_BINS) $(KQOSD)
+	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(LIVE_BINS)
+
+style:
+	$(Q)scripts/check-style.sh
+
+vmlinux:
+	$(Q)scripts/gen-vmlinux.sh $(ARCH)
+
+bench: $(KQOSD)
+	$(Q)OUTPUT=$(OUTPUT) bench/overhead.sh
+
+# --- BPF ---------------------------------------------------------------------------------------
+$(OUTPUT)/bpf/%.tmp.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/bpf/%.bpf.o: $(OUTPUT)/bpf/%.tmp.bpf.o
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $<
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
+
+# --- user space --------------------------------------------------------------------------------
+$(OUTPUT)/%.o: %.c | $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+
+$(LIBKQOS): $(call obj,$(LIB_SRCS))
+$(LIBRESCTRL): $(call obj,$(RESCTRL_SRCS))
+$(LIBSTRAT): $(call obj,$(STRAT_SRCS))
+$(LIBTEST): $(call obj,$(TESTLIB_SRCS))
+$(OUTPUT)/lib%.a:
+	$(call msg,AR,$@)
+	$(Q)rm -f $@
+	$(Q)$(AR) rcs $@ $^
+
+$(KQOSD): $(call obj,$(KQOSD_SRCS)) $(LIBS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+$(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(LIBS)
+	$(call msg,BINARY,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) $(shell pkg-config --libs ncursesw 2>/dev/null) -o $@
+
+$(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
+	$(call msg,TEST,$@)
+	$(Q)$(CC) $(LDFLAGS) $^ $(TEST_LDLIBS) -o $@
+
+$(OUTPUT)/bpf:
+	$(Q)mkdir -p $@
+
+clean:
+	$(call msg,CLEAN,)
+	$(Q)rm -rf .output .output-san
+
+help:
+	@echo 'kqos build'
+	@echo '  make run        install dependencies, build, run kqosd with the built-in config'
+	@echo '                  (RUN_ARGS="--once --format json" passes flags)'
+	@echo '  make test       install dependencies, build, run unit and live tests'
+	@echo '  make all        build kqosd and kqos-top into $$(OUTPUT) (.output)'
+	@echo '  make test-unit  unit tests only (no root)'
+	@echo '  make test-live  live tests only (root, BPF, real cgroups)'
+	@echo '  make bench      bench/overhead.sh: kqos vs runqlat, printed, not asserted'
+	@echo '  make style      clang-format check, shellcheck'
+	@echo '  make vmlinux    regenerate vmlinux/$$(ARCH)/vmlinux.h from /sys/kernel/btf/vmlinux'
+	@echo '  make clean'
+	@echo 'knobs: V=1 (show commands) WERROR=1 (-Werror) SANITIZE=1 (ASan+UBSan, .output-san)'
+
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
