@@ -144,7 +144,9 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # --- user space --------------------------------------------------------------------------------
-$(OUTPUT)/%.o: %.c | $(SKELS)
+C_OBJS = $(call obj,$(KQOSD_SRCS) $(TOP_SRCS) $(LIB_SRCS) $(RESCTRL_SRCS) $(STRAT_SRCS) \
+	$(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS))
+$(C_OBJS): $(OUTPUT)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -68,8 +68,7 @@ static void put_ts(FILE *f)
 		tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, ts.tv_nsec / 1000000);
 }
 
-static void vlog(enum log_level level, const char *msg, size_t msg_len, const char *kv,
-		 va_list ap)
+static void vlog(enum log_level level, const char *msg, size_t msg_len, const char *kv, va_list ap)
 {
 	FILE *f = out_stream ? out_stream : stderr;
 	/* One buffered line per event, so concurrent writers (libbpf callbacks) never interleave. */
@@ -105,7 +104,8 @@ void log_msg(enum log_level level, const char *msg, const char *kv, ...)
 static int libbpf_print(enum libbpf_print_level lvl, const char *fmt, va_list ap)
 {
 	enum log_level level = lvl == LIBBPF_WARN ? LOG_WARN :
-			       lvl == LIBBPF_INFO ? LOG_INFO : LOG_DEBUG;
+			       lvl == LIBBPF_INFO ? LOG_INFO :
+						    LOG_DEBUG;
 	char buf[1024];
 	size_t n;
 

@@ -1,0 +1,197 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgstat.skel.h"
+#include "collector.h"
+#include "log.h"
+
+/* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
+#define BATCH 256
+
+struct collector {
+	struct cgstat_bpf *skel;
+	struct ring_buffer *rb;
+	int ncpus;
+	size_t capacity;
+	__u64 *keys;
+	struct kqos_cg_stats *vals; /* BATCH * ncpus per-CPU values */
+	struct kqos_cpu_state *cpu_vals;
+};
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct kqos_event *ev = data;
+
+	if (size < sizeof(*ev))
+		return 0;
+	log_dbg("bpf event", "type=%u cgid=%llu value=%llu", ev->type, (unsigned long long)ev->cgid,
+		(unsigned long long)ev->value);
+	return 0;
+}
+
+static int alloc_buffers(struct collector *c)
+{
+	c->keys = calloc(BATCH, sizeof(*c->keys));
+	c->vals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->vals));
+	c->cpu_vals = calloc(c->ncpus, sizeof(*c->cpu_vals));
+	return c->keys && c->vals && c->cpu_vals ? 0 : -ENOMEM;
+}
+
+static int load_and_attach(struct collector *c, const struct collector_opts *opts)
+{
+	int err;
+
+	c->skel->rodata->cfg_cgroup_mode = opts->cgroup_mode;
+	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
+	if (err)
+		return err;
+	err = cgstat_bpf__load(c->skel);
+	if (err) {
+		log_err("failed to load the cgstat BPF object", "err=%d", err);
+		return err;
+	}
+	err = cgstat_bpf__attach(c->skel);
+	if (err)
+		log_err("failed to attach the sched tracepoints", "err=%d", err);
+	return err;
+}
+
+int collector__open(const struct collector_opts *opts, struct collector **ret)
+{
+	struct collector *c;
+	int err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->capacity = opts->max_cgroups ? opts->max_cgroups : KQOS_MAX_CGROUPS_DEFAULT;
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0) {
+		err = c->ncpus ? c->ncpus : -EINVAL;
+		goto err_free;
+	}
+	err = alloc_buffers(c);
+	if (err)
+		goto err_free;
+	c->skel = cgstat_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_err("failed to open the cgstat BPF object", "err=%d", err);
+		goto err_free;
+	}
+	err = load_and_attach(c, opts);
+	if (err)
+		goto err_free;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), handle_event, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		log_err("failed to create the events ring buffer", "err=%d", err);
+		goto err_free;
+	}
+	*ret = c;
+	return 0;
+
+err_free:
+	collector__free(c);
+	return err;
+}
+
+void collector__free(struct collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	cgstat_bpf__destroy(c->skel);
+	free(c->keys);
+	free(c->vals);
+	free(c->cpu_vals);
+	free(c);
+}
+
+size_t collector__capacity(const struct collector *c)
+{
+	return c->capacity;
+}
+
+static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, __u64 cgid,
+		     struct cg_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cgid = cgid;
+	for (int cpu = 0; cpu < c->ncpus; cpu++, v++) {
+		t->oncpu_ns += v->oncpu_ns;
+		t->nr_switch_in += v->nr_switch_in;
+		t->rq_wait_ns += v->rq_wait_ns;
+		t->rq_wait_cnt += v->rq_wait_cnt;
+		if (v->rq_wait_max_ns > t->rq_wait_max_ns)
+			t->rq_wait_max_ns = v->rq_wait_max_ns;
+		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
+			t->rq_hist[i] += v->rq_hist[i];
+	}
+}
+
+static int cmp_totals(const void *a, const void *b)
+{
+	const struct cg_totals *x = a, *y = b;
+
+	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
+{
+	int fd = bpf_map__fd(c->skel->maps.cg_stats);
+	__u64 in_batch, out_batch;
+	void *in = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	while (!err) {
+		__u32 count = BATCH;
+
+		err = bpf_map_lookup_batch(fd, in, &out_batch, c->keys, c->vals, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		/* ENOENT marks the last batch, which may still carry entries. */
+		for (__u32 i = 0; i < count && n < cap; i++)
+			sum_cpus(c, c->vals + (size_t)i * c->ncpus, c->keys[i], &buf[n++]);
+		in_batch = out_batch;
+		in = &in_batch;
+	}
+	qsort(buf, n, sizeof(*buf), cmp_totals);
+	return (int)n;
+}
+
+int collector__forget(struct collector *c, __u64 cgid)
+{
+	int err = bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_stats), &cgid);
+
+	return err ? -errno : 0;
+}
+
+__u64 collector__dropped(struct collector *c)
+{
+	__u32 zero = 0;
+	__u64 sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_state), &zero, c->cpu_vals))
+		return 0;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		sum += c->cpu_vals[cpu].cg_full;
+	return sum;
+}
+
+int collector__events_fd(const struct collector *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+int collector__consume_events(struct collector *c)
+{
+	return ring_buffer__consume(c->rb);
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_COLLECTOR_H
+#define KQOS_USER_COLLECTOR_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "cgstat.h"
+
+/*
+ * The cgstat BPF collector: loads and attaches bpf/cgstat.bpf.c and reads its per-CPU maps.
+ * This file is the only user of cgstat.skel.h.
+ */
+struct collector_opts {
+	__u32 cgroup_mode; /* KQOS_CG_MODE_V2 or KQOS_CG_MODE_V1_CPU */
+	__u32 max_cgroups; /* cg_stats capacity; 0 = KQOS_MAX_CGROUPS_DEFAULT */
+};
+
+/* Counters of one cgroup since its map entry was created, summed over CPUs. */
+struct cg_totals {
+	__u64 cgid;
+	__u64 oncpu_ns;
+	__u64 nr_switch_in;
+	__u64 rq_wait_ns;
+	__u64 rq_wait_cnt;
+	__u64 rq_wait_max_ns;
+	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
+};
+
+struct collector;
+
+/* open -> set rodata and map sizes -> load -> attach. -errno on failure (logged here). */
+int collector__open(const struct collector_opts *opts, struct collector **ret);
+void collector__free(struct collector *c);
+
+/* Capacity of the cg_stats map: the most entries collector__read() can return. */
+size_t collector__capacity(const struct collector *c);
+
+/*
+ * Read every cg_stats entry into @buf (room for @cap entries), sorted by cgid. Returns the
+ * number of entries or -errno. Does not allocate.
+ */
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap);
+
+/* Drop the entry of a cgroup that no longer exists. -ENOENT if there was none. */
+int collector__forget(struct collector *c, __u64 cgid);
+
+/* Switches that could not be charged because the map was full (summed over CPUs). */
+__u64 collector__dropped(struct collector *c);
+
+/* fd of the events ring buffer for epoll, and its consumer (the callback is for later use). */
+int collector__events_fd(const struct collector *c);
+int collector__consume_events(struct collector *c);
+
+#endif

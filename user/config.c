@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <ctype.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "config.h"
+
+#define NSEC_PER_SEC 1000000000ULL
+
+enum field_type {
+	F_DURATION,
+	F_STRING,
+	F_BOOL,
+	F_U32,
+	F_ENUM,
+	F_OBJECT,
+};
+
+/* One JSON key: where it goes in struct kqos_config and what it may hold. */
+struct field {
+	const char *key;
+	enum field_type type;
+	size_t off;
+	size_t size; /* F_STRING: buffer size */
+	unsigned long long min, max; /* F_U32, F_DURATION (ns) */
+	const char *const *names; /* F_ENUM: NULL-terminated, index = value */
+	const struct field *sub; /* F_OBJECT: NULL-terminated by key */
+};
+
+static const char *const cg_mode_names[] = { "auto", "v1", "v2", NULL };
+static const char *const log_level_names[] = { "error", "warn", "info", "debug", NULL };
+
+#define OFF(m) offsetof(struct kqos_config, m)
+
+static const struct field collector_fields[] = {
+	{ "maxCgroups", F_U32, OFF(collector.max_cgroups), 0, 16, 1 << 22, NULL, NULL },
+	{ "reapInterval", F_DURATION, OFF(collector.reap_interval_ns), 0, NSEC_PER_SEC,
+	  3600 * NSEC_PER_SEC, NULL, NULL },
+	{ NULL },
+};
+
+static const struct field top_fields[] = {
+	{ "interval", F_DURATION, OFF(interval_ns), 0, 1000000, 3600 * NSEC_PER_SEC, NULL, NULL },
+	{ "cgroupRoot", F_STRING, OFF(cgroup_root), PATH_MAX, 0, 0, NULL, NULL },
+	{ "cgroupMode", F_ENUM, OFF(cgroup_mode), 0, 0, 0, cg_mode_names, NULL },
+	{ "logLevel", F_ENUM, OFF(log_level), 0, 0, 0, log_level_names, NULL },
+	{ "dryRun", F_BOOL, OFF(dry_run), 0, 0, 0, NULL, NULL },
+	{ "collector", F_OBJECT, 0, 0, 0, 0, NULL, collector_fields },
+	{ NULL },
+};
+
+void config_defaults(struct kqos_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->interval_ns = NSEC_PER_SEC;
+	snprintf(cfg->cgroup_root, sizeof(cfg->cgroup_root), "/sys/fs/cgroup");
+	cfg->cgroup_mode = CG_MODE_AUTO;
+	cfg->log_level = LOG_INFO;
+	cfg->collector.max_cgroups = 16384;
+	cfg->collector.reap_interval_ns = 10 * NSEC_PER_SEC;
+}
+
+int parse_duration(const char *s, __u64 *ret_ns)
+{
+	static const struct {
+		const char *suffix;
+		double mult;
+	} units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 }, { "s", 1e9 },
+		      { "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 } };
+	char *end;
+	double v;
+
+	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -EINVAL;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].suffix))
+			continue;
+		if (v * units[i].mult > 1.8e19)
+			return -ERANGE;
+		*ret_ns = (__u64)(v * units[i].mult + 0.5);
+		return 0;
+	}
+	return -EINVAL;
+}
+
+/* --- where a key sits in the text -------------------------------------------------------- */
+
+/* Minimal JSON scanner state, enough to find the line:column of one object key. */
+struct scan {
+	const char *p;
+	int line, col;
+};
+
+static void scan_advance(struct scan *s)
+{
+	if (*s->p == '\n') {
+		s->line++;
+		s->col = 1;
+	} else {
+		s->col++;
+	}
+	s->p++;
+}
+
+/* At an opening quote: consume the string and copy up to @n-1 bytes of it into @out. */
+static void scan_string(struct scan *s, char *out, size_t n)
+{
+	size_t len = 0;
+
+	scan_advance(s);
+	while (*s->p && *s->p != '"') {
+		if (*s->p == '\\' && s->p[1])
+			scan_advance(s);
+		if (len + 1 < n)
+			out[len++] = *s->p;
+		scan_advance(s);
+	}
+	out[len] = '\0';
+	if (*s->p)
+		scan_advance(s);
+}
+
+static void skip_space(struct scan *s)
+{
+	while (*s->p && isspace((unsigned char)*s->p))
+		scan_advance(s);
+}
+
+/*
+ * Find @path[0..depth-1] (a chain of object keys from the top-level object) in @text and store
+ * the position of the last key. Falls back to 1:1 when the text is not what jansson parsed.
+ */
+static void key_position(const char *text, const char *const *path, int depth, int *line, int *col)
+{
+	struct scan s = { text, 1, 1 };
+	int level = 0, matched = 0;
+	char key[256];
+
+	*line = 1;
+	*col = 1;
+	while (*s.p) {
+		int kline = s.line, kcol = s.col;
+
+		if (*s.p == '{' || *s.p == '[') {
+			level++;
+		} else if (*s.p == '}' || *s.p == ']') {
+			if (matched >= level)
+				matched = level - 1;
+			level--;
+		} else if (*s.p == '"') {
+			scan_string(&s, key, sizeof(key));
+			skip_space(&s);
+			if (*s.p != ':' || level != matched + 1 || strcmp(key, path[matched]))
+				continue;
+			if (++matched == depth) {
+				*line = kline;
+				*col = kcol;
+				return;
+			}
+			continue;
+		}
+		scan_advance(&s);
+	}
+}
+
+/* --- the table-driven walk ---------------------------------------------------------------- */
+
+struct parse_ctx {
+	const char *file;
+	const char *text;
+	char *err;
+	size_t err_len;
+	const char *path[8];
+	int depth;
+};
+
+__attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *c, const char *fmt, ...)
+{
+	char what[256], dotted[256] = "";
+	int line, col, n = 0;
+	va_list ap;
+
+	for (int i = 0; i < c->depth; i++)
+		n += snprintf(dotted + n, sizeof(dotted) - n, "%s%s", i ? "." : "", c->path[i]);
+	key_position(c->text, c->path, c->depth, &line, &col);
+	va_start(ap, fmt);
+	vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	snprintf(c->err, c->err_len, "%s:%d:%d: key '%s': %s", c->file, line, col, dotted, what);
+	return -EINVAL;
+}
+
+static const struct field *find_field(const struct field *fields, const char *key)
+{
+	for (const struct field *f = fields; f->key; f++)
+		if (!strcmp(f->key, key))
+			return f;
+	return NULL;
+}
+
+static int set_enum(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	char choices[128] = "";
+	int n = 0;
+
+	for (__u32 i = 0; json_is_string(v) && f->names[i]; i++) {
+		if (!strcmp(f->names[i], json_string_value(v))) {
+			*(__u32 *)dst = i;
+			return 0;
+		}
+	}
+	for (int i = 0; f->names[i]; i++)
+		n += snprintf(choices + n, sizeof(choices) - n, "%s%s", i ? "|" : "", f->names[i]);
+	return fail(c, "expected one of %s", choices);
+}
+
+static int set_duration(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	__u64 ns;
+
+	if (json_is_number(v) && json_number_value(v) >= 0)
+		ns = (__u64)(json_number_value(v) * 1e9 + 0.5);
+	else if (!json_is_string(v) || parse_duration(json_string_value(v), &ns))
+		return fail(c,
+			    "expected a duration such as \"1s\", \"250ms\" or a number of seconds");
+	if (ns < f->min || ns > f->max)
+		return fail(c, "duration out of range [%lluns, %lluns]", f->min, f->max);
+	*(__u64 *)dst = ns;
+	return 0;
+}
+
+static int set_u32(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return fail(c, "expected an integer");
+	i = json_integer_value(v);
+	if (i < (json_int_t)f->min || i > (json_int_t)f->max)
+		return fail(c, "%lld out of range [%llu, %llu]", (long long)i, f->min, f->max);
+	*(__u32 *)dst = (__u32)i;
+	return 0;
+}
+
+static int set_string(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	if (!json_is_string(v))
+		return fail(c, "expected a string");
+	if (json_string_length(v) >= f->size || !json_string_length(v))
+		return fail(c, "string must be 1..%zu bytes", f->size - 1);
+	memcpy(dst, json_string_value(v), json_string_length(v) + 1);
+	return 0;
+}
+
+static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *obj, void *base);
+
+static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void *base)
+{
+	void *dst = (char *)base + f->off;
+
+	switch (f->type) {
+	case F_DURATION:
+		return set_duration(c, f, v, dst);
+	case F_STRING:
+		return set_string(c, f, v, dst);
+	case F_BOOL:
+		if (!json_is_boolean(v))
+			return fail(c, "expected true or false");
+		*(bool *)dst = json_is_true(v);
+		return 0;
+	case F_U32:
+		return set_u32(c, f, v, dst);
+	case F_ENUM:
+		return set_enum(c, f, v, dst);
+	case F_OBJECT:
+		if (!json_is_object(v))
+			return fail(c, "expected an object");
+		return walk_object(c, f->sub, v, base);
+	}
+	return fail(c, "internal: unknown field type");
+}
+
+static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *obj, void *base)
+{
+	const char *key;
+	json_t *v;
+	int err;
+
+	json_object_foreach(obj, key, v)
+	{
+		const struct field *f = find_field(fields, key);
+
+		if (c->depth >= (int)(sizeof(c->path) / sizeof(c->path[0])))
+			return fail(c, "nested too deep");
+		c->path[c->depth++] = key;
+		if (!f)
+			return fail(c, "unknown key");
+		err = set_field(c, f, v, base);
+		if (err)
+			return err;
+		c->depth--;
+	}
+	return 0;
+}
+
+int config_parse(const char *file, const char *text, struct kqos_config *cfg, char *err,
+		 size_t err_len)
+{
+	struct parse_ctx c = { .file = file, .text = text, .err = err, .err_len = err_len };
+	struct kqos_config tmp = *cfg;
+	json_error_t jerr;
+	json_t *root;
+	int ret;
+
+	/* Reject duplicate keys: the second would silently win otherwise. */
+	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+	if (!root) {
+		snprintf(err, err_len, "%s:%d:%d: %s", file, jerr.line, jerr.column, jerr.text);
+		return -EINVAL;
+	}
+	if (!json_is_object(root)) {
+		snprintf(err, err_len, "%s:1:1: the top level must be an object", file);
+		ret = -EINVAL;
+		goto out;
+	}
+	ret = walk_object(&c, top_fields, root, &tmp);
+	if (!ret)
+		*cfg = tmp;
+out:
+	json_decref(root);
+	return ret;
+}
+
+int config_load_file(const char *path, struct kqos_config *cfg, char *err, size_t err_len)
+{
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f;
+	int ret;
+
+	f = fopen(path, "re");
+	if (!f) {
+		ret = -errno;
+		snprintf(err, err_len, "%s: cannot open: %s", path, strerror(-ret));
+		return ret;
+	}
+	text = malloc(1 << 20);
+	if (!text) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	len = fread(text, 1, (1 << 20) - 1, f);
+	if (ferror(f) || !feof(f)) {
+		ret = ferror(f) ? -EIO : -EFBIG;
+		snprintf(err, err_len, "%s: cannot read: %s", path, strerror(-ret));
+		goto out;
+	}
+	text[len] = '\0';
+	ret = config_parse(path, text, cfg, err, err_len);
+out:
+	free(text);
+	fclose(f);
+	return ret;
+}

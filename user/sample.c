@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+#include <string.h>
+
+#include "sample.h"
+
+static __u64 slot_value(__u32 slot)
+{
+	if (slot == KQOS_HIST_SLOTS - 1)
+		return kqos_hist_slot_lower(slot);
+	return kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot) / 2;
+}
+
+__u64 hist_quantile(const __u32 *hist, __u64 total, double q)
+{
+	__u64 rank, seen = 0;
+
+	if (!total)
+		return 0;
+	rank = (__u64)ceil(q * (double)total);
+	if (rank < 1)
+		rank = 1;
+	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++) {
+		seen += hist[i];
+		if (seen >= rank)
+			return slot_value(i);
+	}
+	return slot_value(KQOS_HIST_SLOTS - 1);
+}
+
+void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d)
+{
+	d->cgid = cur->cgid;
+	d->oncpu_ns = cur->oncpu_ns - prev->oncpu_ns;
+	d->nr_switch_in = cur->nr_switch_in - prev->nr_switch_in;
+	d->rq_wait_ns = cur->rq_wait_ns - prev->rq_wait_ns;
+	d->rq_wait_cnt = cur->rq_wait_cnt - prev->rq_wait_cnt;
+	d->rq_wait_max_ns = cur->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
+		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
+}
+
+static __u64 interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
+			  const struct cg_totals *d)
+{
+	int top = KQOS_HIST_SLOTS - 1;
+	__u64 bound;
+
+	if (!prev || cur->rq_wait_max_ns > prev->rq_wait_max_ns)
+		return cur->rq_wait_max_ns;
+	while (top > 0 && !d->rq_hist[top])
+		top--;
+	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
+	return bound < cur->rq_wait_max_ns ? bound : cur->rq_wait_max_ns;
+}
+
+static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, __u64 dt_ns,
+		     struct cg_rate *r)
+{
+	static const struct cg_totals zero;
+	struct cg_totals d;
+
+	totals_delta(prev ? prev : &zero, cur, &d);
+	memset(r, 0, sizeof(*r));
+	r->cgid = cur->cgid;
+	r->cpu_cores = (double)d.oncpu_ns / (double)dt_ns;
+	r->runs_per_s = (double)d.nr_switch_in * 1e9 / (double)dt_ns;
+	r->waits = d.rq_wait_cnt;
+	if (!d.rq_wait_cnt)
+		return;
+	r->wait_mean_ns = (double)d.rq_wait_ns / (double)d.rq_wait_cnt;
+	r->wait_max_ns = interval_max(prev, cur, &d);
+	r->wait_p50_ns = hist_quantile(d.rq_hist, d.rq_wait_cnt, 0.50);
+	r->wait_p99_ns = hist_quantile(d.rq_hist, d.rq_wait_cnt, 0.99);
+	/* A midpoint may overshoot the largest value actually seen. */
+	if (r->wait_p50_ns > r->wait_max_ns)
+		r->wait_p50_ns = r->wait_max_ns;
+	if (r->wait_p99_ns > r->wait_max_ns)
+		r->wait_p99_ns = r->wait_max_ns;
+}
+
+size_t sample_rates(const struct cg_totals *prev, size_t nprev, const struct cg_totals *cur,
+		    size_t ncur, __u64 dt_ns, struct cg_rate *out, size_t cap)
+{
+	size_t i = 0, n = 0;
+
+	if (!dt_ns)
+		return 0;
+	for (size_t j = 0; j < ncur && n < cap; j++) {
+		const struct cg_totals *p = NULL;
+
+		while (i < nprev && prev[i].cgid < cur[j].cgid)
+			i++;
+		if (i < nprev && prev[i].cgid == cur[j].cgid)
+			p = &prev[i];
+		rate_one(p, &cur[j], dt_ns, &out[n]);
+		if (out[n].cpu_cores > 0 || out[n].runs_per_s > 0 || out[n].waits)
+			n++;
+	}
+	return n;
+}

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_SAMPLE_H
+#define KQOS_USER_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "collector.h"
+
+/* What one cgroup did over one interval. Pure arithmetic on two collector reads. */
+struct cg_rate {
+	__u64 cgid;
+	double cpu_cores; /* on-CPU ns / wall ns */
+	double runs_per_s; /* switch-ins per second */
+	__u64 waits; /* run-queue waits that ended in the interval */
+	double wait_mean_ns;
+	__u64 wait_p50_ns; /* from the histogram: within 6.25 % (see hist.h) */
+	__u64 wait_p99_ns;
+	__u64 wait_max_ns; /* exact when a new maximum was set, else the top slot's bound */
+};
+
+/*
+ * q-quantile (0 < q <= 1) of a histogram of @total values: the midpoint of the slot that holds
+ * the value of rank ceil(q * total), or that slot's lower bound for the open-ended last slot.
+ * 0 when total is 0.
+ */
+__u64 hist_quantile(const __u32 *hist, __u64 total, double q);
+
+/*
+ * Rates between @prev and @cur (both sorted by cgid, as collector__read returns them) over
+ * @dt_ns. A cgroup absent from @prev started at zero within the interval. Writes at most @cap
+ * rates, one per entry of @cur that ran or waited; returns how many.
+ */
+size_t sample_rates(const struct cg_totals *prev, size_t nprev, const struct cg_totals *cur,
+		    size_t ncur, __u64 dt_ns, struct cg_rate *out, size_t cap);
+
+/* Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). */
+void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
+
+#endif
