@@ -46,7 +46,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iresctrl -Istrategies
+INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iresctrl -Istrategies -Itests/lib
 CFLAGS := -std=gnu11 -g $(OPT) $(WARN) $(HARDEN) $(INCLUDES) -DKQOS_VERSION='"$(VERSION)"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDHARDEN) $(LDSAN) $(EXTRA_LDFLAGS)

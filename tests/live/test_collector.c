@@ -1,0 +1,234 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The cgstat collector against the kernel's own accounting, on real cgroups with real load.
+ * v1: the cpu hierarchy keys the collector, cpuacct.usage is the reference (this host mounts
+ * cpu and cpuacct separately, so each load process joins the same-named group in both).
+ * v2: the unified tree has no controllers here but its cpu.stat still reports usage_usec.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "cgid.h"
+#include "collector.h"
+#include "live.h"
+#include "sample.h"
+
+#define MAX_CG 16384
+
+static struct collector *col;
+static struct cg_totals *buf;
+static pid_t kids[8];
+static int nkids;
+static const char *tags[4];
+static int ntags;
+
+static void setup(void)
+{
+	if (!live_require_root())
+		return;
+	live_sweep_stale();
+	buf = calloc(MAX_CG, sizeof(*buf));
+	cr_assert_not_null(buf);
+}
+
+static void teardown(void)
+{
+	for (int i = 0; i < nkids; i++)
+		live_kill(kids[i]);
+	for (int i = 0; i < ntags; i++) {
+		live_cg_destroy("cpu", tags[i]);
+		live_cg_destroy("cpuacct", tags[i]);
+		live_cg_destroy("unified", tags[i]);
+	}
+	collector__free(col);
+	free(buf);
+}
+
+static void open_collector(__u32 mode)
+{
+	struct collector_opts o = { .cgroup_mode = mode, .max_cgroups = MAX_CG };
+
+	cr_assert_eq(collector__open(&o, &col), 0, "collector__open");
+}
+
+/* A cgroup in each of @ctrls (NULL-terminated) with @n processes at @duty % each. */
+static __u64 make_group(const char *tag, const char *const *ctrls, int n, int duty)
+{
+	char path[512];
+	__u64 id;
+
+	tags[ntags++] = tag;
+	for (const char *const *c = ctrls; *c; c++)
+		cr_assert_eq(live_cg_create(*c, tag), 0, "mkdir %s/%s", *c, tag);
+	for (int i = 0; i < n; i++) {
+		pid_t pid = live_spawn(duty);
+
+		cr_assert_gt(pid, 0);
+		kids[nkids++] = pid;
+		for (const char *const *c = ctrls; *c; c++)
+			cr_assert_eq(live_cg_attach(*c, tag, pid), 0, "attach %d to %s", pid, *c);
+		live_go(pid);
+	}
+	live_cg_path(path, sizeof(path), ctrls[0], tag);
+	cr_assert_eq(cgid_of_path(path, &id), 0);
+	return id;
+}
+
+static const struct cg_totals *find(const struct cg_totals *v, int n, __u64 id)
+{
+	for (int i = 0; i < n; i++)
+		if (v[i].cgid == id)
+			return &v[i];
+	return NULL;
+}
+
+/* Collector totals of @id, summed; zeroes when the cgroup never ran. */
+static struct cg_totals read_one(__u64 id)
+{
+	struct cg_totals t = { .cgid = id };
+	int n = collector__read(col, buf, MAX_CG);
+	const struct cg_totals *p;
+
+	cr_assert_geq(n, 0);
+	p = find(buf, n, id);
+	return p ? *p : t;
+}
+
+static __u64 usage_ns(const char *ctrl, const char *tag)
+{
+	char p[600];
+	__u64 v = 0;
+
+	live_cg_path(p, sizeof(p) - 32, ctrl, tag);
+	if (!strcmp(ctrl, "unified")) {
+		strcat(p, "/cpu.stat");
+		cr_assert_eq(live_read_key(p, "usage_usec", &v), 0, "%s", p);
+		return v * 1000;
+	}
+	strcat(p, "/cpuacct.usage");
+	cr_assert_eq(live_read_u64(p, &v), 0, "%s", p);
+	return v;
+}
+
+static void expect_close(__u64 got, __u64 ref, double tol, const char *what)
+{
+	double err = ref ? ((double)got - (double)ref) / (double)ref : 1;
+
+	cr_log_info("%s: collector %.1f ms, kernel %.1f ms, error %+.2f %%", what, got / 1e6,
+		    ref / 1e6, err * 100);
+	cr_expect(err <= tol && err >= -tol, "%s: collector %llu ns vs kernel %llu ns (%+.2f %%)",
+		  what, (unsigned long long)got, (unsigned long long)ref, err * 100);
+}
+
+Test(collector, cpu_time_matches_cpuacct_within_2pct, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
+	struct cg_totals b0, b1, d0, d1;
+	__u64 busy, duty, ub0, ud0;
+
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	busy = make_group("busy", ctrls, 1, 100);
+	duty = make_group("duty", ctrls, 1, 25);
+	live_sleep_ms(300);
+	b0 = read_one(busy);
+	d0 = read_one(duty);
+	ub0 = usage_ns("cpuacct", "busy");
+	ud0 = usage_ns("cpuacct", "duty");
+	live_sleep_ms(5000);
+	b1 = read_one(busy);
+	d1 = read_one(duty);
+	expect_close(b1.oncpu_ns - b0.oncpu_ns, usage_ns("cpuacct", "busy") - ub0, 0.02, "busy");
+	expect_close(d1.oncpu_ns - d0.oncpu_ns, usage_ns("cpuacct", "duty") - ud0, 0.02, "duty");
+	/*
+	 * Both groups really ran, and the spinning one more than the 25 % one. Absolute shares
+	 * depend on what else the machine runs, so they are not asserted.
+	 */
+	cr_expect_gt(d1.oncpu_ns - d0.oncpu_ns, 100000000ULL);
+	cr_expect_gt(b1.oncpu_ns - b0.oncpu_ns, d1.oncpu_ns - d0.oncpu_ns);
+}
+
+Test(collector, crowded_cgroup_waits_and_idle_one_does_not, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char *const ctrls[] = { "cpu", NULL };
+	struct cg_totals c0, c1, i0, i1, d;
+	__u64 crowded, idle;
+	struct cg_rate r;
+
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	crowded = make_group("crowded", ctrls, 3, 100);
+	idle = make_group("idle", ctrls, 1, 0);
+	live_sleep_ms(300);
+	c0 = read_one(crowded);
+	i0 = read_one(idle);
+	live_sleep_ms(2000);
+	c1 = read_one(crowded);
+	i1 = read_one(idle);
+
+	/* Three spinning tasks on two CPUs: the scheduler keeps preempting them. */
+	totals_delta(&c0, &c1, &d);
+	cr_expect_gt(d.rq_wait_cnt, 10, "waits=%llu", (unsigned long long)d.rq_wait_cnt);
+	cr_expect_gt(d.rq_wait_ns, 100000000ULL, "wait ns=%llu", (unsigned long long)d.rq_wait_ns);
+	cr_assert_eq(sample_rates(&c0, 1, &c1, 1, 2000000000ULL, &r, 1), 1);
+	cr_expect_gt(r.wait_p99_ns, 1000000ULL, "p99=%llu", (unsigned long long)r.wait_p99_ns);
+	cr_expect_leq(r.wait_p50_ns, r.wait_p99_ns);
+	cr_expect_leq(r.wait_p99_ns, r.wait_max_ns);
+	cr_log_info("crowded: %llu waits, p50 %llu us, p99 %llu us, max %llu us",
+		    (unsigned long long)r.waits, (unsigned long long)r.wait_p50_ns / 1000,
+		    (unsigned long long)r.wait_p99_ns / 1000,
+		    (unsigned long long)r.wait_max_ns / 1000);
+
+	/* A task blocked in pause() is never woken: no runs, no waits, no CPU. */
+	cr_expect_eq(i1.rq_wait_cnt - i0.rq_wait_cnt, 0);
+	cr_expect_eq(i1.nr_switch_in - i0.nr_switch_in, 0);
+	cr_expect_eq(i1.oncpu_ns - i0.oncpu_ns, 0);
+}
+
+Test(collector, v2_mode_keys_on_the_unified_cgroup_id, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char *const ctrls[] = { "unified", NULL };
+	struct cg_totals t0, t1;
+	__u64 id, u0;
+
+	open_collector(KQOS_CG_MODE_V2);
+	id = make_group("v2busy", ctrls, 1, 100);
+	live_sleep_ms(300);
+	t0 = read_one(id);
+	u0 = usage_ns("unified", "v2busy");
+	live_sleep_ms(5000);
+	t1 = read_one(id);
+	cr_expect_gt(t1.nr_switch_in, 0, "the v2 id %llu was never charged",
+		     (unsigned long long)id);
+	expect_close(t1.oncpu_ns - t0.oncpu_ns, usage_ns("unified", "v2busy") - u0, 0.02, "v2busy");
+}
+
+Test(collector, vanished_cgroup_is_detected_and_forgotten, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	static const char *const ctrls[] = { "cpu", NULL };
+	struct cgid_index *idx;
+	const char *path;
+	__u64 id;
+
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	id = make_group("gone", ctrls, 1, 100);
+	live_sleep_ms(200);
+	cr_assert_eq(cgid_index__new(LIVE_CG_ROOT "/cpu", &idx), 0);
+	cr_assert_eq(cgid_index__path(idx, id, &path), 0);
+	cr_expect_not_null(strstr(path, "kqos-test-"), "%s", path);
+	cr_expect_not_null(find(buf, collector__read(col, buf, MAX_CG), id));
+
+	live_kill(kids[--nkids]);
+	live_cg_destroy("cpu", "gone");
+	cr_expect_eq(cgid_index__check(idx, id), -ESTALE);
+	cr_expect_eq(collector__forget(col, id), 0);
+	cr_expect_null(find(buf, collector__read(col, buf, MAX_CG), id));
+	cgid_index__free(idx);
+}
