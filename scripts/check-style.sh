@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # make style: clang-format (kernel style, 100 columns) over our C, shellcheck over our scripts.
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 rc=0
 mapfile -t files < <(git ls-files -co --exclude-standard -- '*.c' '*.h' | grep -v '^vmlinux/')
 if [ ${#files[@]} -gt 0 ]; then
