@@ -215,16 +215,15 @@ static const struct qty_suffix qty_suffixes[] = {
 
 static int qty_suffix_parse(const char *p, int *dexp, int *bexp)
 {
-	if ((*p == 'e' || *p == 'E') && p[1]) {
-		/* decimal exponent: "1e3", "5E-2"; a bare "E" is exa */
-		const char *q = p + 1;
+	const char *q = *p ? p + 1 : p;
+
+	if (*q == '+' || *q == '-')
+		q++;
+	if ((*p == 'e' || *p == 'E') && isdigit((unsigned char)*q)) {
+		/* decimal exponent: "1e3", "5E-2"; "E" and "Ei" are exa and exbi */
 		long v;
 		char *end;
 
-		if (*q == '+' || *q == '-')
-			q++;
-		if (!isdigit((unsigned char)*q))
-			return -EINVAL;
 		errno = 0;
 		v = strtol(p + 1, &end, 10);
 		if (*end)
@@ -526,14 +525,26 @@ static int parse_container_id(const char *s, struct pod_container *ctr)
 	return -EINVAL;
 }
 
-/* The API server defaults each unset request to its limit; hand-written lists may not have. */
-static void default_requests(struct pod_res *req, const struct pod_res *lim)
+/* Whether any name (current or deprecated) for the field at @off is in @obj. */
+static bool res_named(json_t *obj, size_t off)
+{
+	for (size_t i = 0; i < sizeof(res_keys) / sizeof(res_keys[0]); i++)
+		if (res_keys[i].off == off && json_object_get(obj, res_keys[i].name))
+			return true;
+	return false;
+}
+
+/*
+ * The API server defaults each absent request to its limit; hand-written lists may not have
+ * done so. A request that is present but malformed stays unset: it was not absent.
+ */
+static void default_requests(struct pod_res *req, const struct pod_res *lim, json_t *req_obj)
 {
 	for (size_t i = 0; i < sizeof(res_keys) / sizeof(res_keys[0]); i++) {
 		int64_t *r = RES_FIELD(req, res_keys[i].off);
 		const int64_t *l = RES_FIELD((struct pod_res *)lim, res_keys[i].off);
 
-		if (*r == POD_RES_UNSET)
+		if (*r == POD_RES_UNSET && !res_named(req_obj, res_keys[i].off))
 			*r = *l;
 	}
 }
@@ -564,7 +575,7 @@ static int parse_resources(const struct pctx *c, json_t *ctr, const char *cname,
 			 bad);
 		pod_log(c, "ignoring malformed quantity", field, "not a valid quantity");
 	}
-	default_requests(req, lim);
+	default_requests(req, lim, json_object_get(res, "requests"));
 	return 0;
 }
 
