@@ -35,9 +35,9 @@ void resctrl_pr_debug(const char *fmt, ...)
 }
 
 static const char *const res_names[RESCTRL_RES_MAX] = {
-	[RESCTRL_RES_L3] = "L3",     [RESCTRL_RES_L3CODE] = "L3CODE", [RESCTRL_RES_L3DATA] = "L3DATA",
-	[RESCTRL_RES_L2] = "L2",     [RESCTRL_RES_L2CODE] = "L2CODE", [RESCTRL_RES_L2DATA] = "L2DATA",
-	[RESCTRL_RES_MB] = "MB",     [RESCTRL_RES_SMBA] = "SMBA",
+	[RESCTRL_RES_L3] = "L3", [RESCTRL_RES_L3CODE] = "L3CODE", [RESCTRL_RES_L3DATA] = "L3DATA",
+	[RESCTRL_RES_L2] = "L2", [RESCTRL_RES_L2CODE] = "L2CODE", [RESCTRL_RES_L2DATA] = "L2DATA",
+	[RESCTRL_RES_MB] = "MB", [RESCTRL_RES_SMBA] = "SMBA",
 };
 
 static const char *const ev_names[RESCTRL_EV_MAX] = {

@@ -53,13 +53,13 @@ enum resctrl_res {
 enum resctrl_mb_unit {
 	RESCTRL_MB_NONE,
 	RESCTRL_MB_PERCENT, /* Intel: min_bandwidth..100, rounded up to bandwidth_gran */
-	RESCTRL_MB_MBPS,    /* mount -o mba_MBps: MiB/s, any u32 */
-	RESCTRL_MB_AMD,	    /* multiples of 1/8 GB/s, max 2048 (= unlimited) */
+	RESCTRL_MB_MBPS, /* mount -o mba_MBps: MiB/s, any u32 */
+	RESCTRL_MB_AMD, /* multiples of 1/8 GB/s, max 2048 (= unlimited) */
 };
 
 struct resctrl_res_info {
 	bool is_present;
-	bool is_cache;		 /* CBM resource (L3*, L2*) vs bandwidth (MB, SMBA) */
+	bool is_cache; /* CBM resource (L3*, L2*) vs bandwidth (MB, SMBA) */
 	unsigned int num_closids; /* as shown in info/<res>/num_closids (CDP already halved) */
 	/* cache resources */
 	uint64_t cbm_mask;
@@ -83,12 +83,12 @@ enum resctrl_event {
 };
 
 struct resctrl_caps {
-	bool has_alloc;		/* at least one allocation resource */
-	bool has_mon;		/* info/L3_MON present */
-	bool has_l3_cdp;	/* L3CODE + L3DATA */
+	bool has_alloc; /* at least one allocation resource */
+	bool has_mon; /* info/L3_MON present */
+	bool has_l3_cdp; /* L3CODE + L3DATA */
 	bool has_l2_cdp;
-	bool is_amd;		/* rule in docs/resctrl.md: MB min_bandwidth 0 + gran 1, or SMBA */
-	bool has_mba_mbps;	/* root has mba_MBps_event */
+	bool is_amd; /* rule in docs/resctrl.md: MB min_bandwidth 0 + gran 1, or SMBA */
+	bool has_mba_mbps; /* root has mba_MBps_event */
 	bool has_event[RESCTRL_EV_MAX];
 	struct resctrl_res_info res[RESCTRL_RES_MAX];
 	unsigned int num_closids; /* usable: minimum over present allocation resources */
@@ -219,7 +219,8 @@ int resctrl_schemata_read(struct resctrl *r, const char *ctrl, struct resctrl_sc
  * Validate want, read the current schemata, write only the changed lines in one write().
  * Returns 1 if something was written, 0 if nothing differed, -errno (see last_status).
  */
-int resctrl_schemata_write(struct resctrl *r, const char *ctrl, const struct resctrl_schemata *want);
+int resctrl_schemata_write(struct resctrl *r, const char *ctrl,
+			   const struct resctrl_schemata *want);
 
 /* --- groups ------------------------------------------------------------------------------- */
 
@@ -262,7 +263,7 @@ int resctrl_tasks_read(struct resctrl *r, const char *ctrl, const char *mon,
 struct resctrl_tasks_result {
 	size_t nr_moved;
 	size_t nr_gone; /* ESRCH: exited between listing and moving */
-	int first_err;	/* first other failure (0 if none); its text in last_status */
+	int first_err; /* first other failure (0 if none); its text in last_status */
 };
 
 /*
@@ -277,9 +278,9 @@ int resctrl_tasks_add(struct resctrl *r, const char *ctrl, const char *mon, cons
 enum resctrl_mon_state {
 	RESCTRL_MON_OK,
 	RESCTRL_MON_UNAVAILABLE, /* "Unavailable": fresh RMID, BMEC change, AMD idle RMID */
-	RESCTRL_MON_ERROR,	 /* "Error" */
-	RESCTRL_MON_UNASSIGNED,	 /* "Unassigned": ABMC without a counter */
-	RESCTRL_MON_MISSING,	 /* file absent or unparsable */
+	RESCTRL_MON_ERROR, /* "Error" */
+	RESCTRL_MON_UNASSIGNED, /* "Unassigned": ABMC without a counter */
+	RESCTRL_MON_MISSING, /* file absent or unparsable */
 };
 
 struct resctrl_mon_dom {
@@ -297,7 +298,7 @@ struct resctrl_mon_value {
 	unsigned int nr;
 	struct resctrl_mon_dom dom[RESCTRL_MAX_DOMAINS];
 	bool is_sum_valid; /* every domain OK */
-	uint64_t sum;	   /* over OK domains; meaningful only if is_sum_valid */
+	uint64_t sum; /* over OK domains; meaningful only if is_sum_valid */
 };
 
 /* Parse one mon_data file's text: 0 + bytes, or -ENODATA with *ret_state set. */

@@ -158,14 +158,17 @@ static int fmt_schemata(const struct resctrl_fake *f, const struct resctrl_schem
 			uint64_t v = l->vals[i];
 
 			if (is_size && !is_bw)
-				off += snprintf(buf + off, len - off, "%s%u=%" PRIu64, sep, l->ids[i],
-						(uint64_t)(__builtin_popcountll(v) * (FAKE_L3_BYTES / f->cbm_len)));
+				off += snprintf(buf + off, len - off, "%s%u=%" PRIu64, sep,
+						l->ids[i],
+						(uint64_t)(__builtin_popcountll(v) *
+							   (FAKE_L3_BYTES / f->cbm_len)));
 			else if (is_bw)
-				off += snprintf(buf + off, len - off, "%s%u=%*" PRIu64, sep, l->ids[i],
+				off += snprintf(buf + off, len - off, "%s%u=%*" PRIu64, sep,
+						l->ids[i],
 						f->p->is_legacy ? (f->p->is_amd ? 4 : 3) : 0, v);
 			else
-				off += snprintf(buf + off, len - off, "%s%u=%0*" PRIx64, sep, l->ids[i],
-						f->p->is_legacy ? hexw : 0, v);
+				off += snprintf(buf + off, len - off, "%s%u=%0*" PRIx64, sep,
+						l->ids[i], f->p->is_legacy ? hexw : 0, v);
 		}
 		if (off < len - 1)
 			off += snprintf(buf + off, len - off, "\n");
@@ -335,11 +338,11 @@ static int build_info_cache(struct resctrl_fake *f, const char *res)
 
 	snprintf(dir, sizeof(dir), "info/%s", res);
 	mk(f, dir);
-#define P(file, ...)                                                     \
-	do {                                                             \
-		snprintf(path, sizeof(path), "%s/%s", dir, file);        \
-		if (put(f, path, __VA_ARGS__))                           \
-			return -EIO;                                     \
+#define P(file, ...)                                              \
+	do {                                                      \
+		snprintf(path, sizeof(path), "%s/%s", dir, file); \
+		if (put(f, path, __VA_ARGS__))                    \
+			return -EIO;                              \
 	} while (0)
 	P("num_closids", "%u\n", f->p->is_cdp ? 8 : 16);
 	P("cbm_mask", "%" PRIx64 "\n", f->cbm_mask);
@@ -496,7 +499,8 @@ static int find_group(const struct resctrl_fake *f, const char *dir, size_t len)
 	if (!len || (len == 1 && dir[0] == '.'))
 		return 0;
 	for (i = 1; i < FAKE_MAX_GROUPS; i++)
-		if (f->g[i].is_used && strlen(f->g[i].dir) == len && !strncmp(f->g[i].dir, dir, len))
+		if (f->g[i].is_used && strlen(f->g[i].dir) == len &&
+		    !strncmp(f->g[i].dir, dir, len))
 			return i;
 	return -1;
 }
@@ -658,7 +662,8 @@ static int write_schemata(struct resctrl_fake *f, int gi, char *buf)
 		}
 		if (resctrl_res_from_name(line, strlen(line), &res) ||
 		    !f->caps.res[res].is_present) {
-			snprintf(msg, sizeof(msg), "Unknown or unsupported resource name '%s'", line);
+			snprintf(msg, sizeof(msg), "Unknown or unsupported resource name '%s'",
+				 line);
 			status(f, msg);
 			return -EINVAL;
 		}
@@ -694,14 +699,14 @@ static int write_schemata(struct resctrl_fake *f, int gi, char *buf)
 			val = *dom && *dom != '-' ? strtoull(dom, &end, ri->is_cache ? 16 : 10) : 0;
 			if (!*dom || *dom == '-' || *end || errno) {
 				snprintf(msg, sizeof(msg),
-					 ri->is_cache ? "Non-hex character in the mask %s"
-						      : "Invalid MB value %s",
+					 ri->is_cache ? "Non-hex character in the mask %s" :
+							"Invalid MB value %s",
 					 dom);
 				status(f, msg);
 				return -EINVAL;
 			}
-			err = ri->is_cache ? resctrl_check_cbm(ri, val, msg, sizeof(msg))
-					   : resctrl_check_mb(ri, val, &val, msg, sizeof(msg));
+			err = ri->is_cache ? resctrl_check_cbm(ri, val, msg, sizeof(msg)) :
+					     resctrl_check_mb(ri, val, &val, msg, sizeof(msg));
 			if (err) {
 				status(f, msg);
 				return err;

@@ -139,8 +139,7 @@ static int tids_push(struct resctrl_tids *t, pid_t tid)
 	return 0;
 }
 
-int resctrl_tasks_read(struct resctrl *r, const char *ctrl, const char *mon,
-		       struct resctrl_tids *t)
+int resctrl_tasks_read(struct resctrl *r, const char *ctrl, const char *mon, struct resctrl_tids *t)
 {
 	char path[PATH_MAX], *buf = NULL, *p, *end;
 	size_t cap = 0;

@@ -27,8 +27,7 @@ int resctrl_read_alloc_at(int dirfd, const char *path, char **buf, size_t *cap);
 int resctrl_read_u64_at(int dirfd, const char *path, int base, uint64_t *ret);
 
 /* "kqos-<ctrl>[/mon_groups/kqos-<mon>][/file]"; -EINVAL for bad names, -ENAMETOOLONG. */
-int resctrl_group_path(const char *ctrl, const char *mon, const char *file, char *buf,
-		       size_t len);
+int resctrl_group_path(const char *ctrl, const char *mon, const char *file, char *buf, size_t len);
 /* Run a mutation through the backend; on failure copy info/last_cmd_status. */
 int resctrl_do_write(struct resctrl *r, const char *path, const char *buf, size_t len);
 int resctrl_do_mkdir(struct resctrl *r, const char *path);

@@ -174,8 +174,9 @@ int resctrl_schemata_format(const struct resctrl_schemata *want, const struct re
 			return -ENOSPC;
 		off += n;
 		for (i = 0; i < l->nr; i++) {
-			n = snprintf(buf + off, len - off, is_bw ? "%s%u=%" PRIu64 : "%s%u=%" PRIx64,
-				     i ? ";" : "", l->ids[i], l->vals[i]);
+			n = snprintf(buf + off, len - off,
+				     is_bw ? "%s%u=%" PRIu64 : "%s%u=%" PRIx64, i ? ";" : "",
+				     l->ids[i], l->vals[i]);
 			if (n < 0 || (size_t)n >= len - off)
 				return -ENOSPC;
 			off += n;
@@ -201,7 +202,8 @@ int resctrl_schemata_format_file(FILE *f, const struct resctrl_schemata *want,
 	return fwrite(buf, 1, n, f) == (size_t)n ? n : -EIO;
 }
 
-static void set_msg(char *msg, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static void set_msg(char *msg, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 static void set_msg(char *msg, size_t len, const char *fmt, ...)
 {
 	va_list ap;
@@ -295,8 +297,8 @@ int resctrl_schemata_validate(const struct resctrl_caps *caps, const struct resc
 				set_msg(msg, len, "%s", "");
 				return -EINVAL;
 			}
-			err = ri->is_cache ? resctrl_check_cbm(ri, l->vals[i], msg, len)
-					   : resctrl_check_mb(ri, l->vals[i], NULL, msg, len);
+			err = ri->is_cache ? resctrl_check_cbm(ri, l->vals[i], msg, len) :
+					     resctrl_check_mb(ri, l->vals[i], NULL, msg, len);
 			if (err)
 				return err;
 		}

@@ -122,9 +122,8 @@ Test(resctrl_mon, ctrl_group_sums_its_mon_groups, .init = setup, .fini = teardow
 Test(resctrl_mon, no_value_states_are_not_zero, .init = setup, .fini = teardown)
 {
 	static const char *const words[] = { "Unavailable", "Error", "Unassigned" };
-	static const enum resctrl_mon_state states[] = {
-		RESCTRL_MON_UNAVAILABLE, RESCTRL_MON_ERROR, RESCTRL_MON_UNASSIGNED
-	};
+	static const enum resctrl_mon_state states[] = { RESCTRL_MON_UNAVAILABLE, RESCTRL_MON_ERROR,
+							 RESCTRL_MON_UNASSIGNED };
 	struct resctrl_mon_value mv;
 	size_t i;
 
@@ -140,7 +139,8 @@ Test(resctrl_mon, no_value_states_are_not_zero, .init = setup, .fini = teardown)
 		cr_assert_eq(mv.dom[0].bytes, 5000);
 		cr_assert_eq(mv.dom[1].state, states[i], "%s", words[i]);
 	}
-	cr_assert_eq(resctrl_fake__set_mon_state(fake, "kqos-BE", RESCTRL_EV_MBM_LOCAL, 1, NULL), 0);
+	cr_assert_eq(resctrl_fake__set_mon_state(fake, "kqos-BE", RESCTRL_EV_MBM_LOCAL, 1, NULL),
+		     0);
 	cr_assert_eq(resctrl_mon_read(rc, "BE", NULL, RESCTRL_EV_MBM_LOCAL, &mv), 0);
 }
 

@@ -7,17 +7,29 @@
 #include "resctrl.h"
 
 static const struct resctrl_res_info intel_l3 = {
-	.is_present = true, .is_cache = true, .num_closids = 16,
-	.cbm_mask = 0x7ff, .cbm_len = 11, .min_cbm_bits = 1,
+	.is_present = true,
+	.is_cache = true,
+	.num_closids = 16,
+	.cbm_mask = 0x7ff,
+	.cbm_len = 11,
+	.min_cbm_bits = 1,
 };
 
 static const struct resctrl_res_info intel_mb = {
-	.is_present = true, .num_closids = 16, .min_bw = 10, .bw_gran = 10, .max_bw = 100,
+	.is_present = true,
+	.num_closids = 16,
+	.min_bw = 10,
+	.bw_gran = 10,
+	.max_bw = 100,
 	.mb_unit = RESCTRL_MB_PERCENT,
 };
 
 static const struct resctrl_res_info amd_mb = {
-	.is_present = true, .num_closids = 16, .min_bw = 0, .bw_gran = 1, .max_bw = 2048,
+	.is_present = true,
+	.num_closids = 16,
+	.min_bw = 0,
+	.bw_gran = 1,
+	.max_bw = 2048,
 	.mb_unit = RESCTRL_MB_AMD,
 };
 
@@ -77,8 +89,16 @@ Test(resctrl_schemata, skips_unknown_resources)
 Test(resctrl_schemata, rejects_malformed_lines)
 {
 	static const char *const bad[] = {
-		"L3\n", "L3:\n", "L3:0\n", "L3:x=f\n", "L3:0=xyz\n", "L3:0=f;0=f\n",
-		"MB:0=12a\n", "L3:uninitialized\n", "L3:0=f\nL3:1=f\n", "MB:0=-5\n",
+		"L3\n",
+		"L3:\n",
+		"L3:0\n",
+		"L3:x=f\n",
+		"L3:0=xyz\n",
+		"L3:0=f;0=f\n",
+		"MB:0=12a\n",
+		"L3:uninitialized\n",
+		"L3:0=f\nL3:1=f\n",
+		"MB:0=-5\n",
 	};
 	struct resctrl_schemata s;
 	size_t i;
