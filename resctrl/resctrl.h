@@ -233,8 +233,8 @@ int resctrl_mon_group_create(struct resctrl *r, const char *ctrl, const char *na
 int resctrl_mon_group_remove(struct resctrl *r, const char *ctrl, const char *name);
 
 /*
- * Names (without prefix) of the kqos- CTRL_MON groups (ctrl_list) or of the kqos- MON groups
- * of ctrl (mon_list). Returns the number found, which may exceed max (only max are stored).
+ * Names (without the prefix) of the kqos- CTRL_MON groups, or of the kqos- MON groups of ctrl
+ * (NULL = root). Returns the number found, which may exceed max (only max are stored).
  */
 int resctrl_group_list(struct resctrl *r, char (*names)[RESCTRL_NAME_MAX], size_t max);
 int resctrl_mon_group_list(struct resctrl *r, const char *ctrl, char (*names)[RESCTRL_NAME_MAX],

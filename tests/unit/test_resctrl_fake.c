@@ -302,3 +302,19 @@ Test(resctrl_fake, mbps_passes_values_through)
 	cr_assert_eq(v, 1234);
 	close_profile();
 }
+
+Test(resctrl_fake, tasks_comma_list_stops_at_first_bad_tid, .init = setup, .fini = close_profile)
+{
+	char buf[64], tasks[256];
+	pid_t me = getpid();
+
+	/* pid 999999999 cannot exist (pid_max is at most 2^22) */
+	snprintf(buf, sizeof(buf), "%d,999999999,1", (int)me);
+	cr_assert_eq(raw_write("kqos-BE/tasks", buf), -ESRCH);
+	cr_assert_str_eq(status(), "No task 999999999");
+	read_file("kqos-BE/tasks", tasks, sizeof(tasks));
+	snprintf(buf, sizeof(buf), "%d\n", (int)me);
+	cr_assert_str_eq(tasks, buf, "earlier moves stay, later ones never happen");
+	cr_assert_eq(raw_write("kqos-BE/tasks", "abc\n"), -EINVAL);
+	cr_assert_str_eq(status(), "Task list parsing error pid abc");
+}
