@@ -192,7 +192,7 @@ static void read_res_info(int fd, enum resctrl_res res, struct resctrl_res_info 
 		ri->is_sparse = !resctrl_read_u64_at(fd, path, 10, &v) && v;
 		return;
 	}
-	/* SMBA has no info files of its own beyond num_closids on some kernels: AMD defaults */
+	/* a missing min_bandwidth/bandwidth_gran reads as AMD's 0 and 1 */
 	snprintf(path, sizeof(path), "info/%s/min_bandwidth", res_names[res]);
 	ri->min_bw = resctrl_read_u64_at(fd, path, 10, &v) ? 0 : v;
 	snprintf(path, sizeof(path), "info/%s/bandwidth_gran", res_names[res]);

@@ -382,17 +382,17 @@ int resctrl_schemata_write(struct resctrl *r, const char *ctrl, const struct res
 	struct resctrl_schemata norm = *want, cur;
 	char path[PATH_MAX], buf[8192];
 	unsigned int i;
-	int n, err;
+	int res, n, err;
 
 	r->last_status[0] = '\0';
 	err = resctrl_schemata_validate(&r->caps, want, r->last_status, sizeof(r->last_status));
 	if (err)
 		return err;
 	/* compare what the kernel will store, or a rounded MB value is rewritten every tick */
-	for (n = RESCTRL_RES_MB; n <= RESCTRL_RES_SMBA; n++)
-		for (i = 0; i < norm.res[n].nr; i++)
-			resctrl_check_mb(&r->caps.res[n], norm.res[n].vals[i], &norm.res[n].vals[i],
-					 NULL, 0);
+	for (res = RESCTRL_RES_MB; res <= RESCTRL_RES_SMBA; res++)
+		for (i = 0; i < norm.res[res].nr; i++)
+			resctrl_check_mb(&r->caps.res[res], norm.res[res].vals[i],
+					 &norm.res[res].vals[i], NULL, 0);
 	err = resctrl_schemata_read(r, ctrl, &cur);
 	if (err)
 		return err;
