@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -307,4 +308,55 @@ Test(resctrl_group, flock_shared_and_exclusive, .init = setup, .fini = teardown)
 	cr_assert_eq(resctrl_lock(other, true, 50), 0);
 	resctrl_unlock(other);
 	resctrl_close(other);
+}
+
+static int nr_printed;
+
+static int count_print(const char *fmt, va_list ap)
+{
+	char buf[512];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	cr_assert(strstr(buf, "resctrl"), "%s", buf);
+	nr_printed++;
+	return 0;
+}
+
+Test(resctrl_group, failures_reach_the_print_callback, .init = setup, .fini = teardown)
+{
+	resctrl_print_fn_t old = resctrl_set_print(count_print);
+
+	nr_printed = 0;
+	cr_assert_eq(resctrl_group_remove(rc, "absent"), -ENOENT);
+	cr_assert_gt(nr_printed, 0);
+	cr_assert_eq(resctrl_set_print(old), count_print);
+}
+
+/* The real backend only does syscalls: on a plain directory, writes and mkdir just land. */
+Test(resctrl_group, real_backend_does_plain_syscalls, .init = setup, .fini = teardown)
+{
+	struct resctrl_schemata s = { 0 };
+	struct resctrl *real;
+	char path[4096], buf[256];
+	struct stat st;
+	FILE *f;
+	size_t n;
+
+	cr_assert_eq(resctrl_open(resctrl_fake__root(fake), &real), 0);
+	cr_assert_eq(resctrl_group_create(real, "BE"), 0);
+	snprintf(path, sizeof(path), "%s/kqos-BE", resctrl_fake__root(fake));
+	cr_assert_eq(stat(path, &st), 0);
+	cr_assert(S_ISDIR(st.st_mode));
+	resctrl_sline_set(&s.res[RESCTRL_RES_MB], 1, 50);
+	cr_assert_eq(resctrl_schemata_write(real, NULL, &s), 1);
+	snprintf(path, sizeof(path), "%s/schemata", resctrl_fake__root(fake));
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	/* a plain file keeps only what was written: the requested domain, newline-terminated */
+	cr_assert_str_eq(buf, "MB:1=50\n");
+	cr_assert_eq(resctrl_group_remove(real, "BE"), 0);
+	resctrl_close(real);
 }
