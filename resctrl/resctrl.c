@@ -332,7 +332,8 @@ static int real_write(void *ctx, int root_fd, const char *path, const char *buf,
 	ssize_t n;
 	int fd, err = 0;
 
-	fd = openat(root_fd, path, O_WRONLY | O_CLOEXEC);
+	/* O_TRUNC as the shell's '>' does: ignored by kernfs, and sane on a plain directory */
+	fd = openat(root_fd, path, O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
 	n = write(fd, buf, len);
