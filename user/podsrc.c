@@ -301,6 +301,8 @@ static int kubelet_setopts(struct podsrc *src, struct body *b, struct curl_slist
 	} while (0)
 	SET(CURLOPT_URL, k->url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
+	/* the kubelet is on this node: an https_proxy inherited from the pod env must not apply */
+	SET(CURLOPT_PROXY, "");
 	SET(CURLOPT_NOSIGNAL, 1L);
 	SET(CURLOPT_TIMEOUT_MS, (long)k->timeout_ms);
 	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)k->timeout_ms);
