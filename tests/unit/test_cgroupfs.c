@@ -149,8 +149,71 @@ Test(cgroupfs_detect, this_host)
 	cr_assert_neq(cgroupfs__mode(cg), CGFS_MODE_AUTO);
 	cr_assert_not_null(cgroupfs__walk_root(cg));
 	/* The root cgroup always has a weight file on any hierarchy with the cpu controller. */
-	if (cgroupfs__mode(cg) != CGFS_MODE_V2)
+	if (cgroupfs__mode(cg) != CGFS_MODE_V2) {
+		struct cg_cpu_stat st;
+		struct cg_cpu_max m;
+
 		cr_assert_eq(cgroupfs__read_cpu_weight(cg, "/", &w), 0);
+		cr_assert_eq(cgroupfs__read_cpu_stat(cg, "/", &st), 0, "%s",
+			     cgroupfs__last_path(cg));
+		cr_assert_gt(st.usage_ns, 0);
+		cr_assert_eq(cgroupfs__read_cpu_max(cg, "/", &m), 0);
+		cr_assert_eq(m.quota_us, CG_QUOTA_UNLIMITED);
+	}
+	cgroupfs__free(cg);
+}
+
+/* Real kernel files: only where this host mounts v1 controllers and we may create cgroups. */
+Test(cgroupfs_detect, this_host_v1_writes)
+{
+	static const enum cg_ctrl ctrls[] = { CG_CTRL_CPU, CG_CTRL_CPUACCT, CG_CTRL_CPUSET,
+					      CG_CTRL_MEMORY };
+	struct cg_cpu_max m = { .quota_us = 50000, .period_us = 100000 }, got;
+	char rel[64], dir[PATH_MAX];
+	struct cg_cpu_weight w;
+	struct cg_stat_reader *r;
+	struct cg_cpu_stat st;
+	struct cpumask cpus;
+	uint64_t mem, n;
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root");
+	cr_assert_eq(cgroupfs__open(NULL, CGFS_MODE_AUTO, &cg), 0);
+	if (cgroupfs__mode(cg) == CGFS_MODE_V2) {
+		cgroupfs__free(cg);
+		cr_skip_test("v2 host: covered by the fake trees");
+	}
+	snprintf(rel, sizeof(rel), "kqos-unit-%d", (int)getpid());
+	for (size_t i = 0; i < 4; i++) {
+		cr_assert_eq(cgroupfs__dir(cg, ctrls[i], rel, dir, sizeof(dir)), 0);
+		cr_assert(mkdir(dir, 0755) == 0 || errno == EEXIST, "mkdir %s", dir);
+	}
+	cr_expect_eq(cgroupfs__write_cpu_max(cg, rel, &m), 1, "%s", cgroupfs__last_path(cg));
+	cr_expect_eq(cgroupfs__read_cpu_max(cg, rel, &got), 0);
+	cr_expect_eq(got.quota_us, 50000);
+	n = cgroupfs__nr_writes(cg);
+	cr_expect_eq(cgroupfs__write_cpu_max(cg, rel, &m), 0);
+	cr_expect_eq(cgroupfs__nr_writes(cg), n);
+	cr_expect_eq(cgroupfs__write_cpu_shares(cg, rel, 512, CG_WEIGHT_LOG), 1);
+	cr_expect_eq(cgroupfs__read_cpu_weight(cg, rel, &w), 0);
+	cr_expect_eq(w.value, 512);
+	cpulist_parse("0", &cpus);
+	cr_expect_eq(cgroupfs__write_cpuset(cg, rel, &cpus), 1, "%s", cgroupfs__last_path(cg));
+	cr_expect_eq(cgroupfs__write_cpuset(cg, rel, &cpus), 0);
+	cr_expect_eq(cgroupfs__read_memory_max(cg, rel, &mem), 0);
+	cr_expect_eq(mem, CG_MEMORY_UNLIMITED);
+	cr_expect_eq(cgroupfs__write_memory_max(cg, rel, 1ULL << 30), 1);
+	cr_expect_eq(cgroupfs__write_memory_max(cg, rel, CG_MEMORY_UNLIMITED), 1);
+	cr_expect_eq(cgroupfs__read_memory_max(cg, rel, &mem), 0);
+	cr_expect_eq(mem, CG_MEMORY_UNLIMITED);
+	cr_expect_eq(cg_stat_reader__open(cg, rel, &r), 0);
+	cr_expect_eq(cg_stat_reader__read(r, &st), 0);
+	cr_expect_eq(cg_stat_reader__read(r, &st), 0);
+	cg_stat_reader__free(r);
+	for (size_t i = 0; i < 4; i++) {
+		cgroupfs__dir(cg, ctrls[i], rel, dir, sizeof(dir));
+		cr_expect_eq(rmdir(dir), 0, "rmdir %s", dir);
+	}
 	cgroupfs__free(cg);
 }
 
