@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_TOPOLOGY_H
-#define KQOS_USER_TOPOLOGY_H
+#ifndef KQOS_USER_CPUTOPO_H
+#define KQOS_USER_CPUTOPO_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -9,6 +9,8 @@
 #include "cpulist.h"
 
 /*
+ * (Named cputopo, not topology: the Makefile links user/top*.c into kqos-top.)
+ *
  * Node CPU topology read from sysfs (no lscpu): online CPUs, core, socket, NUMA node, SMT
  * siblings and L3 cache id per CPU. The sysfs root is configurable for tests ("/sys" when
  * NULL); paths below it are the kernel's devices/system/{cpu,node}/.

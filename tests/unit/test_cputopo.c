@@ -9,7 +9,7 @@
 #include <unistd.h>
 
 #include "fake_cgroup.h"
-#include "topology.h"
+#include "cputopo.h"
 
 static char root[] = "/tmp/kqos-sysfs-XXXXXX";
 static char *dir;

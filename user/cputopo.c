@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "log.h"
-#include "topology.h"
+#include "cputopo.h"
 
 #define MAX_CACHE_INDEX 16
 
