@@ -448,15 +448,48 @@ struct pctx {
 	size_t idx;
 	const char *ns;
 	const char *name;
+	struct pod_list *list; /* collects this parse's issues */
+	const struct pod_list *prev; /* issues already reported, or NULL */
 };
 
+static bool has_issue(const struct pod_list *list, const char *key)
+{
+	for (size_t i = 0; list && i < list->nr_issues; i++)
+		if (!strcmp(list->issues[i], key))
+			return true;
+	return false;
+}
+
+static void add_issue(struct pod_list *list, const char *key)
+{
+	char **v, *k;
+
+	if (has_issue(list, key))
+		return;
+	v = realloc(list->issues, (list->nr_issues + 1) * sizeof(*v));
+	if (!v)
+		return;
+	list->issues = v;
+	k = strdup(key);
+	if (k)
+		list->issues[list->nr_issues++] = k;
+}
+
+/*
+ * One warning per problem while it persists: kubelet's body changes with every status
+ * update, and a malformed annotation written by a user would otherwise repeat each poll.
+ */
 static void pod_log(const struct pctx *c, const char *msg, const char *field, const char *why)
 {
-	char f[192];
+	char f[192], key[768];
 
 	scrub(f, sizeof(f), field);
-	log_warn(msg, "origin=\"%s\" item=%zu pod=%s/%s field=\"%s\" err=\"%s\"", c->origin, c->idx,
-		 c->ns ? c->ns : "?", c->name ? c->name : "?", f, why);
+	snprintf(key, sizeof(key), "%s pod=%s/%s field=\"%s\" err=\"%s\"", msg, c->ns ? c->ns : "?",
+		 c->name ? c->name : "?", f, why);
+	log_msg(has_issue(c->prev, key) ? LOG_DEBUG : LOG_WARN, msg,
+		"origin=\"%s\" item=%zu pod=%s/%s field=\"%s\" err=\"%s\"", c->origin, c->idx,
+		c->ns ? c->ns : "?", c->name ? c->name : "?", f, why);
+	add_issue(c->list, key);
 }
 
 static int bad_pod(const struct pctx *c, const char *field, const char *why)
@@ -1187,6 +1220,9 @@ void pod_list__free(struct pod_list *list)
 	for (size_t i = 0; i < list->nr_pods; i++)
 		pod_fini(&list->pods[i]);
 	free(list->pods);
+	for (size_t i = 0; i < list->nr_issues; i++)
+		free(list->issues[i]);
+	free(list->issues);
 	free(list);
 }
 
@@ -1233,7 +1269,8 @@ static void set_error(struct pod_parse_error *e, int line, int column, const cha
 	scrub(e->text, sizeof(e->text), text);
 }
 
-static int parse_items(json_t *items, const char *origin, struct pod_list *list)
+static int parse_items(json_t *items, const char *origin, const struct pod_list *prev,
+		       struct pod_list *list)
 {
 	json_t *item;
 	size_t i;
@@ -1244,7 +1281,7 @@ static int parse_items(json_t *items, const char *origin, struct pod_list *list)
 		return -ENOMEM;
 	json_array_foreach(items, i, item)
 	{
-		struct pctx c = { .origin = origin, .idx = i };
+		struct pctx c = { .origin = origin, .idx = i, .list = list, .prev = prev };
 		struct pod *pod = &list->pods[list->nr_pods];
 
 		err = parse_pod(&c, item, pod);
@@ -1262,8 +1299,8 @@ static int parse_items(json_t *items, const char *origin, struct pod_list *list)
 	return 0;
 }
 
-int pod_list__parse(const char *buf, size_t len, const char *origin, struct pod_list **ret_list,
-		    struct pod_parse_error *ret_err)
+int pod_list__parse(const char *buf, size_t len, const char *origin, const struct pod_list *prev,
+		    struct pod_list **ret_list, struct pod_parse_error *ret_err)
 {
 	struct pod_list *list = NULL;
 	const char *kind = NULL;
@@ -1288,7 +1325,7 @@ int pod_list__parse(const char *buf, size_t len, const char *origin, struct pod_
 		err = -ENOMEM;
 		goto out;
 	}
-	err = parse_items(items, origin ? origin : "-", list);
+	err = parse_items(items, origin ? origin : "-", prev, list);
 	if (err)
 		goto out;
 	*ret_list = list;

@@ -177,6 +177,9 @@ struct pod_list {
 	size_t nr_pods;
 	size_t nr_skipped; /* malformed items left out (each logged once) */
 	unsigned int refs;
+	/* private: the problems found by the parse, so that the next one reports only new ones */
+	char **issues;
+	size_t nr_issues;
 };
 
 /* An empty list with one reference; NULL on -ENOMEM. */
@@ -196,13 +199,14 @@ struct pod_parse_error {
 /*
  * Parse a kubelet PodList (JSON bytes, need not be NUL-terminated). @origin names the input
  * in log lines (URL or file name). Malformed pods are skipped and malformed annotations marked
- * POD_ANN_INVALID, each with one log line naming the pod and the field; the rest is used.
- * Returns 0 with *ret_list (one reference), -EINVAL when the document itself is not a PodList
- * (not logged here, so that sources can log once per state change; details in *ret_err when
- * non-NULL), or -ENOMEM.
+ * POD_ANN_INVALID, each with one warning naming the pod and the field; the rest is used.
+ * Problems already found in @prev (the list this one replaces, may be NULL) drop to debug, so
+ * a problem is reported once while it persists. Returns 0 with *ret_list (one reference),
+ * -EINVAL when the document itself is not a PodList (not logged here, so that sources can log
+ * once per state change; details in *ret_err when non-NULL), or -ENOMEM.
  */
-int pod_list__parse(const char *buf, size_t len, const char *origin, struct pod_list **ret_list,
-		    struct pod_parse_error *ret_err);
+int pod_list__parse(const char *buf, size_t len, const char *origin, const struct pod_list *prev,
+		    struct pod_list **ret_list, struct pod_parse_error *ret_err);
 
 /* Borrowed lookup by UID; NULL when absent. */
 const struct pod *pod_list__find(const struct pod_list *list, const char *uid);

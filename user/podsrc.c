@@ -183,7 +183,7 @@ static int adopt_body(struct podsrc *src, const char *buf, size_t len, char *why
 
 	if (src->list && h == src->body_hash)
 		return 0;
-	err = pod_list__parse(buf, len, src->origin, &list, &perr);
+	err = pod_list__parse(buf, len, src->origin, src->list, &list, &perr);
 	if (err) {
 		snprintf(why, WHY_LEN, "line %d column %d: %s", perr.line, perr.column, perr.text);
 		return err;

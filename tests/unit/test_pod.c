@@ -58,7 +58,7 @@ static void load(const char *name)
 	struct pod_parse_error perr;
 	size_t len;
 	char *buf = slurp(name, &len);
-	int err = pod_list__parse(buf, len, name, &list, &perr);
+	int err = pod_list__parse(buf, len, name, NULL, &list, &perr);
 
 	free(buf);
 	cr_assert_eq(err, 0, "parse %s: %d line %d: %s", name, err, perr.line, perr.text);
@@ -547,6 +547,24 @@ Test(pod_bad, skips_malformed_pods_and_keeps_the_rest)
 	cr_assert_eq(log_count("skipping malformed pod", NULL), 15);
 }
 
+Test(pod_bad, persisting_problems_are_reported_once)
+{
+	struct pod_list *next = NULL;
+	size_t len;
+	char *buf;
+
+	load(FIXTURES "bad.json");
+	cr_assert_eq(log_count("level=warn", NULL), 17);
+	buf = slurp(FIXTURES "bad.json", &len);
+	cr_assert_eq(pod_list__parse(buf, len, "again", list, &next, NULL), 0);
+	free(buf);
+	cr_assert_eq(next->nr_pods, 3);
+	cr_assert_eq(next->nr_skipped, 15);
+	cr_assert_eq(log_count("level=warn", NULL), 17, "nothing new to report");
+	cr_assert_eq(log_count("level=debug", "origin=\"again\""), 17);
+	pod_list__free(next);
+}
+
 Test(pod_bad, one_line_names_pod_and_field)
 {
 	load(FIXTURES "bad.json");
@@ -579,13 +597,14 @@ Test(pod_bad, documents_that_are_not_pod_lists)
 		struct pod_list *l = NULL;
 
 		memset(&perr, 0, sizeof(perr));
-		cr_expect_eq(pod_list__parse(docs[i], strlen(docs[i]), "t", &l, &perr), -EINVAL,
-			     "doc %zu", i);
+		cr_expect_eq(pod_list__parse(docs[i], strlen(docs[i]), "t", NULL, &l, &perr),
+			     -EINVAL, "doc %zu", i);
 		cr_expect_null(l);
 		cr_expect_neq(perr.text[0], '\0', "doc %zu has a reason", i);
 		cr_expect_null(strchr(perr.text, '"'), "doc %zu: reason safe in logfmt", i);
 	}
-	cr_assert_eq(pod_list__parse("{\n \"items\": [1,\n ]}", 18, "t", &list, &perr), -EINVAL);
+	cr_assert_eq(pod_list__parse("{\n \"items\": [1,\n ]}", 18, "t", NULL, &list, &perr),
+		     -EINVAL);
 	cr_assert_eq(perr.line, 3, "line %d", perr.line);
 	cr_assert_gt(perr.column, 0);
 }
@@ -594,11 +613,11 @@ Test(pod_bad, empty_and_null_items)
 {
 	static const char doc[] = "{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":null}";
 
-	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", &list, NULL), 0);
+	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 0);
 	pod_list__free(list);
 	list = NULL;
-	cr_assert_eq(pod_list__parse("{\"items\":[]}", 12, "t", &list, NULL), 0);
+	cr_assert_eq(pod_list__parse("{\"items\":[]}", 12, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 0);
 }
 
@@ -616,7 +635,7 @@ Test(pod_bad, deep_garbage_does_not_crash)
 		"\"containerd://\"}]}}]}";
 	const struct pod *p;
 
-	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", &list, NULL), 0);
+	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 1);
 	p = &list->pods[0];
 	cr_assert_str_eq(p->name, "z");

@@ -463,6 +463,20 @@ Test(podsrc_file, same_size_rewrite_is_seen)
 	cr_assert_str_eq(podsrc__list(src)->pods[0].name, "bb");
 }
 
+Test(podsrc_file, a_persisting_bad_annotation_warns_once)
+{
+	put("{\"items\":[{\"metadata\":{\"name\":\"a\",\"uid\":\"01\",\"annotations\":{"
+	    "\"node.koordinator.sh/resctrl\":\"x\"}}}]}");
+	cr_assert_eq(podsrc__poll(src, 0), 1);
+	put("{\"items\":[{\"metadata\":{\"name\":\"a\",\"uid\":\"01\",\"annotations\":{"
+	    "\"node.koordinator.sh/resctrl\":\"x\"}}},{\"metadata\":{\"name\":\"b\",\"uid\":"
+	    "\"02\",\"annotations\":{\"node.koordinator.sh/resctrl\":\"y\"}}}]}");
+	cr_assert_eq(podsrc__poll(src, 1000 * MS), 1);
+	cr_assert_eq(podsrc__list(src)->nr_pods, 2);
+	cr_assert_eq(log_count("malformed pod annotation", "pod=default/a "), 1);
+	cr_assert_eq(log_count("malformed pod annotation", "pod=default/b "), 1);
+}
+
 Test(podsrc_file, needs_a_path)
 {
 	struct podsrc_file_opts o = { 0 };
