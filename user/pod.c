@@ -22,7 +22,7 @@
 #define QTY_MAX_DIGITS	 19 /* significant digits: keeps the mantissa below 2^64 */
 #define QTY_MAX_EXPONENT 40
 
-/* ---- names and small validators --------------------------------------------------------- */
+/* ---- names and small validators ------------------------------------------------------------- */
 
 static const char *const qos_names[] = {
 	[POD_QOS_NONE] = "", [POD_QOS_LSE] = "LSE", [POD_QOS_LSR] = "LSR",
@@ -198,7 +198,7 @@ static bool cpuset_is_valid(const char *s)
 	return true;
 }
 
-/* ---- quantities ---------------------------------------------------------------------------- */
+/* ---- quantities ----------------------------------------------------------------------------- */
 
 struct qty_suffix {
 	const char *s;
@@ -302,7 +302,7 @@ int pod_quantity_parse(const char *s, unsigned int scale, int64_t *ret)
 	return 0;
 }
 
-/* ---- resource lists -------------------------------------------------------------------- */
+/* ---- resource lists ------------------------------------------------------------------------- */
 
 struct res_key {
 	const char *name;
@@ -764,7 +764,7 @@ out:
 	return err;
 }
 
-/* ---- annotations -------------------------------------------------------------------------- */
+/* ---- annotations ---------------------------------------------------------------------------- */
 
 typedef int (*ann_parse_fn)(json_t *doc, struct pod *pod, char *why, size_t whylen);
 
@@ -1079,7 +1079,7 @@ bad:
 	return 0;
 }
 
-/* ---- classes ------------------------------------------------------------------------------ */
+/* ---- classes -------------------------------------------------------------------------------- */
 
 static void resolve_classes(json_t *labels, struct pod *pod)
 {
@@ -1195,7 +1195,7 @@ static int parse_pod(struct pctx *c, json_t *item, struct pod *pod)
 	return 0;
 }
 
-/* ---- the list ----------------------------------------------------------------------------- */
+/* ---- the list ------------------------------------------------------------------------------- */
 
 struct pod_list *pod_list__new(void)
 {

@@ -44,9 +44,9 @@ struct podsrc_file_opts {
 /*
  * A bare-metal group from the config file. @cgroup is a path or a glob(3) pattern relative
  * to the hierarchy root ("/batch", "/batch/job-[0-9]?", "/system.slice/db?*.service");
- * @qos_class one of LSE|LSR|LS|BE|SYSTEM. Each group becomes one pod: uid derived from the name (see
- * pod_static_uid()), namespace "bare-metal", no containers, the matched directories in
- * pod->cgroups.
+ * @qos_class one of LSE|LSR|LS|BE|SYSTEM. Each group becomes one pod: uid derived from the
+ * name (see pod_static_uid()), namespace "bare-metal", no containers, the matched directories
+ * in pod->cgroups.
  */
 struct podsrc_static_group {
 	const char *name; /* [A-Za-z0-9._-]{1,63}, unique */

@@ -87,7 +87,7 @@ static int log_count(const char *a, const char *b)
 	return n;
 }
 
-/* ---- quantities ---------------------------------------------------------------------------- */
+/* ---- quantities ----------------------------------------------------------------------------- */
 
 /* Inline strings: Criterion may re-exec the binary, so pointers into it would not survive. */
 struct qcase {
@@ -158,7 +158,7 @@ ParameterizedTest(struct qcase *c, pod_quantity, table)
 		cr_assert_eq(v, -42, "\"%s\": output written on error", c->s);
 }
 
-/* ---- validators and names -------------------------------------------------------------------- */
+/* ---- validators and names ------------------------------------------------------------------- */
 
 Test(pod_validate, uid_and_container_id)
 {
@@ -211,7 +211,7 @@ Test(pod_names, priority_ranges)
 			     (long long)t[i].v);
 }
 
-/* ---- classes --------------------------------------------------------------------------------- */
+/* ---- classes -------------------------------------------------------------------------------- */
 
 TestSuite(pod_classes, .init = setup, .fini = teardown);
 
@@ -395,7 +395,7 @@ Test(pod_classes, container_ids)
 	cr_assert_eq(log_count("containerStatuses[escape].containerID", NULL), 1);
 }
 
-/* ---- annotations ----------------------------------------------------------------------------- */
+/* ---- annotations ---------------------------------------------------------------------------- */
 
 TestSuite(pod_annotations, .init = setup, .fini = teardown);
 
@@ -523,7 +523,7 @@ Test(pod_annotations, one_bad_of_three)
 	cr_assert_eq(log_count("pod=default/all-three-one-bad", NULL), 1);
 }
 
-/* ---- malformed input ------------------------------------------------------------------------- */
+/* ---- malformed input ------------------------------------------------------------------------ */
 
 TestSuite(pod_bad, .init = setup, .fini = teardown);
 
@@ -623,18 +623,21 @@ Test(pod_bad, empty_and_null_items)
 
 Test(pod_bad, deep_garbage_does_not_crash)
 {
-	/* wrong types in every position that is read */
-	static const char doc[] =
-		"{\"items\":[{\"metadata\":{\"name\":\"x\",\"uid\":\"1\",\"labels\":{\"koordinator.sh/"
-		"qosClass\":7}}},{\"metadata\":{\"name\":\"y\",\"uid\":\"2\"},\"spec\":[],"
-		"\"status\":7},{\"metadata\":{\"name\":\"z\",\"uid\":\"3\",\"annotations\":{"
-		"\"node.koordinator.sh/resctrl\":\"{\\\"llc\\\":[],\\\"mb\\\":7}\"}},\"spec\":{"
-		"\"containers\":[{\"name\":\"c\",\"resources\":{\"requests\":[]}}],"
-		"\"initContainers\":[7,{\"resources\":3}]},\"status\":{\"qosClass\":\"Gold\","
-		"\"phase\":\"Dancing\",\"containerStatuses\":[{\"name\":\"c\",\"containerID\":"
-		"\"containerd://\"}]}}]}";
+	/* wrong types in every position that is read; written with ' for ", swapped below */
+	char doc[] = "{'items':[{'metadata':{'name':'x','uid':'1','labels':{"
+		     "'koordinator.sh/qosClass':7}}},"
+		     "{'metadata':{'name':'y','uid':'2'},'spec':[],'status':7},"
+		     "{'metadata':{'name':'z','uid':'3','annotations':{"
+		     "'node.koordinator.sh/resctrl':'{\\'llc\\':[],\\'mb\\':7}'}},"
+		     "'spec':{'containers':[{'name':'c','resources':{'requests':[]}}],"
+		     "'initContainers':[7,{'resources':3}]},"
+		     "'status':{'qosClass':'Gold','phase':'Dancing',"
+		     "'containerStatuses':[{'name':'c','containerID':'containerd://'}]}}]}";
 	const struct pod *p;
 
+	for (char *c = doc; *c; c++)
+		if (*c == '\'')
+			*c = '"';
 	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 1);
 	p = &list->pods[0];
@@ -646,7 +649,7 @@ Test(pod_bad, deep_garbage_does_not_crash)
 	cr_assert_null(p->containers[0].id);
 }
 
-/* ---- list lifetime --------------------------------------------------------------------------- */
+/* ---- list lifetime -------------------------------------------------------------------------- */
 
 Test(pod_list, refcount_and_null_safety)
 {

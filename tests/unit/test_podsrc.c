@@ -91,7 +91,7 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
-/* ---- kubelet ---------------------------------------------------------------------------------- */
+/* ---- kubelet -------------------------------------------------------------------------------- */
 
 static void start_kubelet(bool tls)
 {
@@ -340,7 +340,7 @@ Test(podsrc_kubelet_http, bad_url_is_rejected)
 	cr_assert_null(src);
 }
 
-/* ---- file ------------------------------------------------------------------------------------- */
+/* ---- file ----------------------------------------------------------------------------------- */
 
 static void file_setup(void)
 {
@@ -488,7 +488,7 @@ Test(podsrc_file, needs_a_path)
 	cr_assert_str_eq(podsrc_kind_name(podsrc__kind(src)), "file");
 }
 
-/* ---- static groups ---------------------------------------------------------------------------- */
+/* ---- static groups -------------------------------------------------------------------------- */
 
 static void static_setup(void)
 {
