@@ -342,3 +342,17 @@ Test(cgwalk, uid_validation)
 	cr_assert_str_eq(cgwalk_qos_name(CGWALK_QOS_BESTEFFORT), "BestEffort");
 	cr_assert_str_eq(cgwalk_driver_name(CGWALK_DRIVER_SYSTEMD), "systemd");
 }
+
+Test(cgwalk, this_host_walk_is_clean)
+{
+	size_t i;
+
+	cr_assert_eq(cgroupfs__open(NULL, CGFS_MODE_AUTO, &cg), 0);
+	cr_assert_eq(cgwalk_scan(cgroupfs__walk_root(cg), &res), 0);
+	/* No kubelet here: whatever is found must at least be well formed. */
+	for (i = 0; i < res->nr_pods; i++) {
+		cr_assert(cgwalk_uid_is_valid(res->pods[i].uid));
+		cr_assert(cgpath_is_safe(res->pods[i].path));
+	}
+	teardown();
+}
