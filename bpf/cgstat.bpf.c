@@ -19,6 +19,8 @@
 #define EEXIST	     17
 
 const volatile __u32 cfg_cgroup_mode = KQOS_CG_MODE_V2;
+/* Number of PMU events user space opened (pmu0..pmuN-1 hold per-CPU perf event fds). */
+const volatile __u32 cfg_pmu_n = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -49,6 +51,19 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
+
+/* One map per event: bpf_perf_event_read_value() takes a map and a CPU index. */
+#define PMU_MAP(n)                                           \
+	struct {                                             \
+		__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY); \
+		__uint(key_size, sizeof(__u32));             \
+		__uint(value_size, sizeof(__u32));           \
+	} n SEC(".maps")
+
+PMU_MAP(pmu0);
+PMU_MAP(pmu1);
+PMU_MAP(pmu2);
+PMU_MAP(pmu3);
 
 /* The initial value of a new cg_stats entry; never written. */
 static const struct kqos_cg_stats zero_stats;
@@ -120,6 +135,47 @@ static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_s
 	ts->enqueued_ns = 0;
 }
 
+/*
+ * Read event @i on this CPU and charge what it counted since the previous switch to @s (the
+ * cgroup of the task that was running; NULL for the idle task, which only moves the baseline).
+ */
+static __always_inline void pmu_charge(void *map, __u32 i, struct kqos_cpu_state *cpu,
+				       struct kqos_cg_stats *s)
+{
+	struct bpf_perf_event_value v;
+	struct kqos_pmu_reading *last = &cpu->pmu_last[i];
+	struct kqos_pmu_reading cur;
+
+	/* No fd for this CPU (offline when events were opened): nothing to charge. */
+	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v))) {
+		cpu->pmu_errors++;
+		return;
+	}
+	cur.counter = v.counter;
+	cur.enabled = v.enabled;
+	cur.running = v.running;
+	if (s && (cpu->pmu_valid & (1ULL << i)) && kqos_pmu_continues(last, &cur)) {
+		s->pmu_count[i] += kqos_pmu_delta(last->counter, cur.counter);
+		s->pmu_enabled[i] += cur.enabled - last->enabled;
+		s->pmu_running[i] += cur.running - last->running;
+	}
+	*last = cur;
+	cpu->pmu_valid |= 1ULL << i;
+}
+
+static __always_inline void pmu_charge_all(struct kqos_cpu_state *cpu, struct kqos_cg_stats *s)
+{
+	/* cfg_pmu_n is read-only data: the verifier drops the branches for absent events. */
+	if (cfg_pmu_n > 0)
+		pmu_charge(&pmu0, 0, cpu, s);
+	if (cfg_pmu_n > 1)
+		pmu_charge(&pmu1, 1, cpu, s);
+	if (cfg_pmu_n > 2)
+		pmu_charge(&pmu2, 2, cpu, s);
+	if (cfg_pmu_n > 3)
+		pmu_charge(&pmu3, 3, cpu, s);
+}
+
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -144,6 +200,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (get_task_state(prev) == TASK_RUNNING)
 			stamp(prev, now);
 	}
+	pmu_charge_all(cpu, ps);
 	cpu->last_switch_ns = now;
 
 	if (!next->pid)

@@ -101,6 +101,7 @@ static int alloc_buffers(struct agent *a)
 static int start(struct agent *a)
 {
 	struct collector_opts copts = { .max_cgroups = a->cfg.collector.max_cgroups };
+	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 	int err;
 
 	err = cg_hier_resolve(a->cfg.cgroup_root, a->cfg.cgroup_mode, &a->hier);
@@ -110,6 +111,8 @@ static int start(struct agent *a)
 		return err;
 	}
 	copts.cgroup_mode = a->hier.bpf_mode;
+	copts.pmu_events = pmu;
+	copts.pmu_n = config_pmu_events(&a->cfg, pmu);
 	err = cgid_index__new(a->hier.mount, &a->ids);
 	if (err) {
 		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", a->hier.mount, err);
@@ -123,9 +126,10 @@ static int start(struct agent *a)
 		err = setup_loop(a);
 	if (err)
 		return err;
-	log_info("kqosd started", "version=%s hierarchy=%s mount=%s interval_ms=%llu dry_run=%d",
+	log_info("kqosd started",
+		 "version=%s hierarchy=%s mount=%s interval_ms=%llu dry_run=%d pmu_events=%d",
 		 KQOS_VERSION, a->hier.name, a->hier.mount, a->cfg.interval_ns / 1000000ULL,
-		 a->cfg.dry_run);
+		 a->cfg.dry_run, collector__pmu_count(a->col));
 	return 0;
 }
 
@@ -195,6 +199,7 @@ static int tick(struct agent *a)
 	a->prev_ns = now;
 	if (now - a->last_reap_ns >= a->cfg.collector.reap_interval_ns) {
 		reap(a);
+		collector__pmu_refresh(a->col);
 		a->last_reap_ns = now;
 	}
 	log_dbg("tick", "cgroups=%d active=%zu", n, a->nviews);
@@ -208,7 +213,11 @@ static int print_once(struct agent *a)
 		.mount = a->hier.mount,
 		.interval_s = a->cfg.interval_ns / 1e9,
 		.dropped = collector__dropped(a->col),
+		.pmu_n = collector__pmu_count(a->col),
 	};
+
+	for (int i = 0; i < m.pmu_n; i++)
+		m.pmu[i] = collector__pmu_event(a->col, i);
 
 	if (a->opts->format == OUT_JSON)
 		return report_json(stdout, &m, a->views, a->nviews);

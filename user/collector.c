@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -22,6 +23,8 @@ struct collector {
 	__u64 *keys;
 	struct kqos_cg_stats *vals; /* BATCH * ncpus per-CPU values */
 	struct kqos_cpu_state *cpu_vals;
+	struct pmu_set *pmu;
+	int pmu_map_fds[KQOS_PMU_MAX];
 };
 
 static int handle_event(void *ctx, void *data, size_t size)
@@ -43,11 +46,30 @@ static int alloc_buffers(struct collector *c)
 	return c->keys && c->vals && c->cpu_vals ? 0 : -ENOMEM;
 }
 
+static int install_pmu(struct collector *c)
+{
+	struct bpf_map *maps[KQOS_PMU_MAX] = { c->skel->maps.pmu0, c->skel->maps.pmu1,
+					       c->skel->maps.pmu2, c->skel->maps.pmu3 };
+	int err;
+
+	for (int i = 0; i < pmu_set__count(c->pmu); i++) {
+		c->pmu_map_fds[i] = bpf_map__fd(maps[i]);
+		err = pmu_set__install(c->pmu, i, c->pmu_map_fds[i]);
+		if (err) {
+			log_err("failed to install PMU event fds", "event=%s err=%d",
+				pmu_set__event(c->pmu, i)->name, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
 static int load_and_attach(struct collector *c, const struct collector_opts *opts)
 {
 	int err;
 
 	c->skel->rodata->cfg_cgroup_mode = opts->cgroup_mode;
+	c->skel->rodata->cfg_pmu_n = pmu_set__count(c->pmu);
 	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
 	if (err)
 		return err;
@@ -56,6 +78,10 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 		log_err("failed to load the cgstat BPF object", "err=%d", err);
 		return err;
 	}
+	/* Before attach, so the first switch already finds every fd. */
+	err = install_pmu(c);
+	if (err)
+		return err;
 	err = cgstat_bpf__attach(c->skel);
 	if (err)
 		log_err("failed to attach the sched tracepoints", "err=%d", err);
@@ -79,6 +105,11 @@ int collector__open(const struct collector_opts *opts, struct collector **ret)
 	err = alloc_buffers(c);
 	if (err)
 		goto err_free;
+	if (opts->pmu_n) {
+		err = pmu_set__open(opts->pmu_events, opts->pmu_n, &c->pmu);
+		if (err)
+			goto err_free;
+	}
 	c->skel = cgstat_bpf__open();
 	if (!c->skel) {
 		err = -errno;
@@ -108,6 +139,7 @@ void collector__free(struct collector *c)
 		return;
 	ring_buffer__free(c->rb);
 	cgstat_bpf__destroy(c->skel);
+	pmu_set__free(c->pmu);
 	free(c->keys);
 	free(c->vals);
 	free(c->cpu_vals);
@@ -131,6 +163,11 @@ static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, _
 		t->rq_wait_cnt += v->rq_wait_cnt;
 		if (v->rq_wait_max_ns > t->rq_wait_max_ns)
 			t->rq_wait_max_ns = v->rq_wait_max_ns;
+		for (int i = 0; i < KQOS_PMU_MAX; i++) {
+			t->pmu_count[i] += v->pmu_count[i];
+			t->pmu_enabled[i] += v->pmu_enabled[i];
+			t->pmu_running[i] += v->pmu_running[i];
+		}
 		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
 			t->rq_hist[i] += v->rq_hist[i];
 	}
@@ -174,7 +211,7 @@ int collector__forget(struct collector *c, __u64 cgid)
 	return err ? -errno : 0;
 }
 
-__u64 collector__dropped(struct collector *c)
+static __u64 sum_cpu_state(struct collector *c, size_t off)
 {
 	__u32 zero = 0;
 	__u64 sum = 0;
@@ -182,8 +219,33 @@ __u64 collector__dropped(struct collector *c)
 	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_state), &zero, c->cpu_vals))
 		return 0;
 	for (int cpu = 0; cpu < c->ncpus; cpu++)
-		sum += c->cpu_vals[cpu].cg_full;
+		sum += *(__u64 *)((char *)&c->cpu_vals[cpu] + off);
 	return sum;
+}
+
+__u64 collector__dropped(struct collector *c)
+{
+	return sum_cpu_state(c, offsetof(struct kqos_cpu_state, cg_full));
+}
+
+__u64 collector__pmu_errors(struct collector *c)
+{
+	return sum_cpu_state(c, offsetof(struct kqos_cpu_state, pmu_errors));
+}
+
+int collector__pmu_count(const struct collector *c)
+{
+	return pmu_set__count(c->pmu);
+}
+
+const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int i)
+{
+	return pmu_set__event(c->pmu, i);
+}
+
+int collector__pmu_refresh(struct collector *c)
+{
+	return pmu_set__refresh(c->pmu, c->pmu_map_fds);
 }
 
 int collector__events_fd(const struct collector *c)

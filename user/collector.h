@@ -6,6 +6,7 @@
 #include <linux/types.h>
 
 #include "cgstat.h"
+#include "pmu.h"
 
 /*
  * The cgstat BPF collector: loads and attaches bpf/cgstat.bpf.c and reads its per-CPU maps.
@@ -14,6 +15,8 @@
 struct collector_opts {
 	__u32 cgroup_mode; /* KQOS_CG_MODE_V2 or KQOS_CG_MODE_V1_CPU */
 	__u32 max_cgroups; /* cg_stats capacity; 0 = KQOS_MAX_CGROUPS_DEFAULT */
+	const struct pmu_event_cfg *pmu_events; /* counted per cgroup at each switch */
+	int pmu_n; /* 0..KQOS_PMU_MAX; events the host lacks are dropped */
 };
 
 /* Counters of one cgroup since its map entry was created, summed over CPUs. */
@@ -24,6 +27,9 @@ struct cg_totals {
 	__u64 rq_wait_ns;
 	__u64 rq_wait_cnt;
 	__u64 rq_wait_max_ns;
+	__u64 pmu_count[KQOS_PMU_MAX]; /* index = collector__pmu_event() index */
+	__u64 pmu_enabled[KQOS_PMU_MAX];
+	__u64 pmu_running[KQOS_PMU_MAX];
 	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
 };
 
@@ -47,6 +53,16 @@ int collector__forget(struct collector *c, __u64 cgid);
 
 /* Switches that could not be charged because the map was full (summed over CPUs). */
 __u64 collector__dropped(struct collector *c);
+
+/* Failed PMU reads in BPF (an event without an fd on that CPU), summed over CPUs. */
+__u64 collector__pmu_errors(struct collector *c);
+
+/* PMU events actually counted (0 when the host has none of them), and event @i. */
+int collector__pmu_count(const struct collector *c);
+const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int i);
+
+/* Follow CPU hotplug for the PMU events; cheap when nothing changed. */
+int collector__pmu_refresh(struct collector *c);
 
 /* fd of the events ring buffer for epoll, and its consumer (the callback is for later use). */
 int collector__events_fd(const struct collector *c);

@@ -15,6 +15,8 @@
 enum field_type {
 	F_DURATION,
 	F_STRING,
+	F_STRING0, /* a string that may be empty */
+	F_STRLIST, /* array of strings into char[max][size], count at off2 */
 	F_BOOL,
 	F_U32,
 	F_ENUM,
@@ -30,6 +32,7 @@ struct field {
 	unsigned long long min, max; /* F_U32, F_DURATION (ns) */
 	const char *const *names; /* F_ENUM: NULL-terminated, index = value */
 	const struct field *sub; /* F_OBJECT: NULL-terminated by key */
+	size_t off2; /* F_STRLIST: offset of the __u32 element count */
 };
 
 static const char *const cg_mode_names[] = { "auto", "v1", "v2", NULL };
@@ -38,19 +41,47 @@ static const char *const log_level_names[] = { "error", "warn", "info", "debug",
 #define OFF(m) offsetof(struct kqos_config, m)
 
 static const struct field collector_fields[] = {
-	{ "maxCgroups", F_U32, OFF(collector.max_cgroups), 0, 16, 1 << 22, NULL, NULL },
-	{ "reapInterval", F_DURATION, OFF(collector.reap_interval_ns), 0, NSEC_PER_SEC,
-	  3600 * NSEC_PER_SEC, NULL, NULL },
+	{ .key = "maxCgroups",
+	  .type = F_U32,
+	  .off = OFF(collector.max_cgroups),
+	  .min = 16,
+	  .max = 1 << 22 },
+	{ .key = "reapInterval",
+	  .type = F_DURATION,
+	  .off = OFF(collector.reap_interval_ns),
+	  .min = NSEC_PER_SEC,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ NULL },
+};
+
+static const struct field pmu_fields[] = {
+	{ .key = "cycles", .type = F_STRING0, .off = OFF(pmu.cycles), .size = PMU_NAME_LEN },
+	{ .key = "instructions",
+	  .type = F_STRING0,
+	  .off = OFF(pmu.instructions),
+	  .size = PMU_NAME_LEN },
+	{ .key = "llcMisses", .type = F_STRING0, .off = OFF(pmu.llc_misses), .size = PMU_NAME_LEN },
+	{ .key = "extra",
+	  .type = F_STRLIST,
+	  .off = OFF(pmu.extra),
+	  .size = PMU_NAME_LEN,
+	  .max = KQOS_PMU_MAX,
+	  .off2 = OFF(pmu.n_extra) },
 	{ NULL },
 };
 
 static const struct field top_fields[] = {
-	{ "interval", F_DURATION, OFF(interval_ns), 0, 1000000, 3600 * NSEC_PER_SEC, NULL, NULL },
-	{ "cgroupRoot", F_STRING, OFF(cgroup_root), PATH_MAX, 0, 0, NULL, NULL },
-	{ "cgroupMode", F_ENUM, OFF(cgroup_mode), 0, 0, 0, cg_mode_names, NULL },
-	{ "logLevel", F_ENUM, OFF(log_level), 0, 0, 0, log_level_names, NULL },
-	{ "dryRun", F_BOOL, OFF(dry_run), 0, 0, 0, NULL, NULL },
-	{ "collector", F_OBJECT, 0, 0, 0, 0, NULL, collector_fields },
+	{ .key = "interval",
+	  .type = F_DURATION,
+	  .off = OFF(interval_ns),
+	  .min = 1000000,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ .key = "cgroupRoot", .type = F_STRING, .off = OFF(cgroup_root), .size = PATH_MAX },
+	{ .key = "cgroupMode", .type = F_ENUM, .off = OFF(cgroup_mode), .names = cg_mode_names },
+	{ .key = "logLevel", .type = F_ENUM, .off = OFF(log_level), .names = log_level_names },
+	{ .key = "dryRun", .type = F_BOOL, .off = OFF(dry_run) },
+	{ .key = "collector", .type = F_OBJECT, .sub = collector_fields },
+	{ .key = "pmu", .type = F_OBJECT, .sub = pmu_fields },
 	{ NULL },
 };
 
@@ -63,6 +94,33 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->log_level = LOG_INFO;
 	cfg->collector.max_cgroups = 16384;
 	cfg->collector.reap_interval_ns = 10 * NSEC_PER_SEC;
+	snprintf(cfg->pmu.cycles, sizeof(cfg->pmu.cycles), "cycles");
+	snprintf(cfg->pmu.instructions, sizeof(cfg->pmu.instructions), "instructions");
+	snprintf(cfg->pmu.llc_misses, sizeof(cfg->pmu.llc_misses), "LLC-LOAD-MISSES");
+}
+
+int config_pmu_events(const struct kqos_config *cfg, struct pmu_event_cfg *out)
+{
+	const char *role_names[] = { cfg->pmu.cycles, cfg->pmu.instructions, cfg->pmu.llc_misses };
+	static const __u32 roles[] = { PMU_ROLE_CYCLES, PMU_ROLE_INSTRUCTIONS,
+				       PMU_ROLE_LLC_MISSES };
+	int n = 0;
+
+	for (int i = 0; i < 3; i++) {
+		if (!*role_names[i])
+			continue;
+		if (n == KQOS_PMU_MAX)
+			return -E2BIG;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", role_names[i]);
+		out[n++].role = roles[i];
+	}
+	for (__u32 i = 0; i < cfg->pmu.n_extra; i++) {
+		if (n == KQOS_PMU_MAX)
+			return -E2BIG;
+		snprintf(out[n].name, sizeof(out[n].name), "%s", cfg->pmu.extra[i]);
+		out[n++].role = PMU_ROLE_OTHER;
+	}
+	return n;
 }
 
 int parse_duration(const char *s, __u64 *ret_ns)
@@ -185,7 +243,7 @@ struct parse_ctx {
 
 __attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *c, const char *fmt, ...)
 {
-	char what[256], dotted[256] = "";
+	char what[1600], dotted[256] = "";
 	int line, col, n = 0;
 	va_list ap;
 
@@ -261,6 +319,26 @@ static int set_string(struct parse_ctx *c, const struct field *f, json_t *v, voi
 	return 0;
 }
 
+static int set_strlist(struct parse_ctx *c, const struct field *f, json_t *v, void *base)
+{
+	char *dst = (char *)base + f->off;
+	size_t i;
+	json_t *e;
+
+	if (!json_is_array(v) || json_array_size(v) > f->max)
+		return fail(c, "expected an array of at most %llu strings", f->max);
+	json_array_foreach(v, i, e)
+	{
+		if (!json_is_string(e) || !json_string_length(e) ||
+		    json_string_length(e) >= f->size)
+			return fail(c, "element %zu: expected a string of 1..%zu bytes", i,
+				    f->size - 1);
+		memcpy(dst + i * f->size, json_string_value(e), json_string_length(e) + 1);
+	}
+	*(__u32 *)((char *)base + f->off2) = (__u32)json_array_size(v);
+	return 0;
+}
+
 static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *obj, void *base);
 
 static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void *base)
@@ -272,6 +350,14 @@ static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void
 		return set_duration(c, f, v, dst);
 	case F_STRING:
 		return set_string(c, f, v, dst);
+	case F_STRING0:
+		if (json_is_string(v) && !json_string_length(v)) {
+			*(char *)dst = '\0';
+			return 0;
+		}
+		return set_string(c, f, v, dst);
+	case F_STRLIST:
+		return set_strlist(c, f, v, base);
 	case F_BOOL:
 		if (!json_is_boolean(v))
 			return fail(c, "expected true or false");
@@ -312,6 +398,27 @@ static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *
 	return 0;
 }
 
+/* Rules that span keys; reported at the enclosing key. */
+static int validate(struct parse_ctx *c, const struct kqos_config *cfg)
+{
+	struct pmu_event_cfg ev[KQOS_PMU_MAX];
+	char why[1400];
+	int n;
+
+	c->path[0] = "pmu";
+	c->depth = 1;
+	n = config_pmu_events(cfg, ev);
+	if (n < 0)
+		return fail(c, "at most %d events in all (cycles, instructions, llcMisses, extra)",
+			    KQOS_PMU_MAX);
+	/* Unknown names fail here, with the file named, rather than at load time. */
+	for (int i = 0; i < n; i++)
+		if (pmu_encode(ev[i].name, NULL, why, sizeof(why)))
+			return fail(c, "%s", why);
+	c->depth = 0;
+	return 0;
+}
+
 int config_parse(const char *file, const char *text, struct kqos_config *cfg, char *err,
 		 size_t err_len)
 {
@@ -333,6 +440,8 @@ int config_parse(const char *file, const char *text, struct kqos_config *cfg, ch
 		goto out;
 	}
 	ret = walk_object(&c, top_fields, root, &tmp);
+	if (!ret)
+		ret = validate(&c, &tmp);
 	if (!ret)
 		*cfg = tmp;
 out:

@@ -17,6 +17,8 @@ struct report_meta {
 	const char *mount;
 	double interval_s;
 	unsigned long long dropped; /* switches lost to a full map */
+	int pmu_n; /* PMU events counted; 0 = none on this host */
+	const struct pmu_event_cfg *pmu[KQOS_PMU_MAX];
 };
 
 /* --once output: a table sorted by CPU use, or one JSON object. Returns 0 or -errno. */

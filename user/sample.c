@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <math.h>
 #include <string.h>
 
@@ -36,6 +37,11 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 	d->rq_wait_ns = cur->rq_wait_ns - prev->rq_wait_ns;
 	d->rq_wait_cnt = cur->rq_wait_cnt - prev->rq_wait_cnt;
 	d->rq_wait_max_ns = cur->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		d->pmu_count[i] = kqos_pmu_delta(prev->pmu_count[i], cur->pmu_count[i]);
+		d->pmu_enabled[i] = cur->pmu_enabled[i] - prev->pmu_enabled[i];
+		d->pmu_running[i] = cur->pmu_running[i] - prev->pmu_running[i];
+	}
 	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
 		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
 }
@@ -66,6 +72,14 @@ static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, 
 	r->cpu_cores = (double)d.oncpu_ns / (double)dt_ns;
 	r->runs_per_s = (double)d.nr_switch_in * 1e9 / (double)dt_ns;
 	r->waits = d.rq_wait_cnt;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		r->pmu_count[i] = d.pmu_count[i];
+		r->pmu_per_s[i] =
+			(double)kqos_pmu_scale(d.pmu_count[i], d.pmu_enabled[i], d.pmu_running[i]) *
+			1e9 / (double)dt_ns;
+		r->pmu_running_ratio[i] =
+			d.pmu_enabled[i] ? (double)d.pmu_running[i] / (double)d.pmu_enabled[i] : 0;
+	}
 	if (!d.rq_wait_cnt)
 		return;
 	r->wait_mean_ns = (double)d.rq_wait_ns / (double)d.rq_wait_cnt;
@@ -98,4 +112,38 @@ size_t sample_rates(const struct cg_totals *prev, size_t nprev, const struct cg_
 			n++;
 	}
 	return n;
+}
+
+static int role_rate(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, __u32 role,
+		     double *ret)
+{
+	for (int i = 0; i < n && i < KQOS_PMU_MAX; i++) {
+		if (ev[i].role == role) {
+			*ret = r->pmu_per_s[i];
+			return 0;
+		}
+	}
+	return -ENODATA;
+}
+
+int rate_cpi(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, double *ret)
+{
+	double cycles, insns;
+
+	if (role_rate(r, ev, n, PMU_ROLE_CYCLES, &cycles) ||
+	    role_rate(r, ev, n, PMU_ROLE_INSTRUCTIONS, &insns) || insns <= 0)
+		return -ENODATA;
+	*ret = cycles / insns;
+	return 0;
+}
+
+int rate_mpki(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, double *ret)
+{
+	double misses, insns;
+
+	if (role_rate(r, ev, n, PMU_ROLE_LLC_MISSES, &misses) ||
+	    role_rate(r, ev, n, PMU_ROLE_INSTRUCTIONS, &insns) || insns <= 0)
+		return -ENODATA;
+	*ret = misses * 1000 / insns;
+	return 0;
 }

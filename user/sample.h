@@ -7,6 +7,7 @@
 #include <linux/types.h>
 
 #include "collector.h"
+#include "pmu.h"
 
 /* What one cgroup did over one interval. Pure arithmetic on two collector reads. */
 struct cg_rate {
@@ -18,7 +19,19 @@ struct cg_rate {
 	__u64 wait_p50_ns; /* from the histogram: within 6.25 % (see hist.h) */
 	__u64 wait_p99_ns;
 	__u64 wait_max_ns; /* exact when a new maximum was set, else the top slot's bound */
+	/* PMU event i per second, scaled for multiplexing; pmu_running_ratio = running/enabled */
+	double pmu_per_s[KQOS_PMU_MAX];
+	double pmu_running_ratio[KQOS_PMU_MAX];
+	__u64 pmu_count[KQOS_PMU_MAX]; /* raw counts in the interval, unscaled */
 };
+
+/*
+ * Cycles per instruction and LLC misses per 1000 instructions from the rates of events with
+ * those roles (@ev: the collector's events, @n of them). -ENODATA when an input is missing or
+ * there were no instructions.
+ */
+int rate_cpi(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, double *ret);
+int rate_mpki(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, double *ret);
 
 /*
  * q-quantile (0 < q <= 1) of a histogram of @total values: the midpoint of the slot that holds

@@ -1,0 +1,65 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_PMU_H
+#define KQOS_USER_PMU_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "kqos_pmu.h"
+
+/* From <linux/perf_event.h> or libpfm4's copy of it, which cannot both be included. */
+struct perf_event_attr;
+
+/*
+ * Node-wide PMU counters: one perf event per CPU per configured event (pid = -1), whose fds go
+ * into the collector's PERF_EVENT_ARRAY maps; the BPF side charges deltas per cgroup. Event
+ * names are encoded with libpfm4: generic perf names ("cycles", "instructions",
+ * "LLC-LOAD-MISSES", "context-switches", "task-clock") and the host PMU's own names
+ * ("INST_RETIRED.ANY" or "INST_RETIRED:ANY").
+ */
+enum pmu_role {
+	PMU_ROLE_OTHER = 0,
+	PMU_ROLE_CYCLES,
+	PMU_ROLE_INSTRUCTIONS,
+	PMU_ROLE_LLC_MISSES,
+};
+
+#define PMU_NAME_LEN 64
+
+struct pmu_event_cfg {
+	char name[PMU_NAME_LEN];
+	__u32 role; /* enum pmu_role: which derived metric (CPI, MPKI) it feeds */
+};
+
+/*
+ * Encode @name for perf_event_open (counting, user+kernel); @attr may be NULL to only check
+ * the name. -ENOENT with a message listing the choices in @err when libpfm4 does not know it.
+ */
+int pmu_encode(const char *name, struct perf_event_attr *attr, char *err, size_t err_len);
+
+struct pmu_set;
+
+/*
+ * Encode and open @n events on every online CPU. An event that cannot be opened on any CPU
+ * (no hardware PMU: ENOENT) is dropped; all dropped events are named in one log line. Events
+ * that opened keep their order. Returns 0 even when nothing opened (count == 0), -errno for
+ * an unknown event name or a failure to allocate.
+ */
+int pmu_set__open(const struct pmu_event_cfg *ev, int n, struct pmu_set **ret);
+void pmu_set__free(struct pmu_set *s);
+
+/* Events that opened, in the order they are charged (index = BPF event index). */
+int pmu_set__count(const struct pmu_set *s);
+const struct pmu_event_cfg *pmu_set__event(const struct pmu_set *s, int i);
+
+/* Put the fds of event @i into @map_fd (a PERF_EVENT_ARRAY keyed by CPU). */
+int pmu_set__install(struct pmu_set *s, int i, int map_fd);
+
+/*
+ * CPU hotplug: re-open events on CPUs that came online (or went and came back) and install the
+ * new fds in @map_fds. Returns how many CPUs changed, or -errno.
+ */
+int pmu_set__refresh(struct pmu_set *s, const int *map_fds);
+
+#endif
