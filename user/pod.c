@@ -693,13 +693,16 @@ static enum pod_k8s_qos compute_k8s_qos(const struct pod_res *req, const struct 
 		int64_t l[2] = { lim[i].cpu_milli, lim[i].memory_bytes };
 
 		for (int k = 0; k < 2; k++) {
+			/* sums saturate: absurd quantities must not overflow */
 			if (r[k] > 0) {
 				has_r[k] = true;
-				rsum[k] += r[k];
+				if (__builtin_add_overflow(rsum[k], r[k], &rsum[k]))
+					rsum[k] = INT64_MAX;
 			}
 			if (l[k] > 0) {
 				has_l[k] = true;
-				lsum[k] += l[k];
+				if (__builtin_add_overflow(lsum[k], l[k], &lsum[k]))
+					lsum[k] = INT64_MAX;
 			}
 		}
 		if (l[0] <= 0 || l[1] <= 0)
@@ -1036,41 +1039,54 @@ static const struct ann_desc anns[] = {
 	{ ANN_RESCTRL, resctrl_parse, resctrl_clear, offsetof(struct pod, resctrl.state) },
 };
 
+/* One annotation value: 0, -EINVAL with the reason in @why, or -ENOMEM. */
+static int parse_annotation(const struct ann_desc *a, json_t *v, struct pod *pod, char *why,
+			    size_t whylen)
+{
+	char tmp[128];
+	json_error_t jerr;
+	json_t *doc;
+	int err;
+
+	if (!json_is_string(v)) {
+		snprintf(why, whylen, "not a string");
+		return -EINVAL;
+	}
+	doc = json_loads(json_string_value(v), 0, &jerr);
+	if (!doc) {
+		scrub(tmp, sizeof(tmp), jerr.text);
+		snprintf(why, whylen, "json column %d: %s", jerr.column, tmp);
+		return -EINVAL;
+	}
+	if (json_is_object(doc)) {
+		err = a->parse(doc, pod, why, whylen);
+	} else {
+		snprintf(why, whylen, "not a JSON object");
+		err = -EINVAL;
+	}
+	json_decref(doc);
+	return err;
+}
+
 /* A bad annotation never costs the pod: it is cleared, marked invalid and logged once. */
 static int parse_annotations(const struct pctx *c, json_t *annotations, struct pod *pod)
 {
 	for (size_t i = 0; i < sizeof(anns) / sizeof(anns[0]); i++) {
 		const struct ann_desc *a = &anns[i];
 		enum pod_ann *state = (enum pod_ann *)((char *)pod + a->state_off);
-		json_t *v = json_object_get(annotations, a->key), *doc;
+		json_t *v = json_object_get(annotations, a->key);
 		char why[320] = "", tmp[128];
-		json_error_t jerr;
-		int err = -EINVAL;
+		int err;
 
 		if (!v)
 			continue;
-		if (!json_is_string(v)) {
-			snprintf(why, sizeof(why), "not a string");
-			goto bad;
-		}
-		doc = json_loads(json_string_value(v), 0, &jerr);
-		if (!doc) {
-			scrub(tmp, sizeof(tmp), jerr.text);
-			snprintf(why, sizeof(why), "json column %d: %s", jerr.column, tmp);
-			goto bad;
-		}
-		if (json_is_object(doc))
-			err = a->parse(doc, pod, why, sizeof(why));
-		else
-			snprintf(why, sizeof(why), "not a JSON object");
-		json_decref(doc);
+		err = parse_annotation(a, v, pod, why, sizeof(why));
 		if (err == -ENOMEM)
 			return err;
 		if (!err) {
 			*state = POD_ANN_OK;
 			continue;
 		}
-bad:
 		a->clear(pod);
 		*state = POD_ANN_INVALID;
 		scrub(tmp, sizeof(tmp), why);

@@ -649,6 +649,22 @@ Test(pod_bad, deep_garbage_does_not_crash)
 	cr_assert_null(p->containers[0].id);
 }
 
+Test(pod_bad, huge_quantities_do_not_overflow)
+{
+	/* two containers of 7Ei each: the sums would overflow int64 */
+	char doc[] = "{'items':[{'metadata':{'name':'h','uid':'1'},'spec':{'containers':["
+		     "{'name':'a','resources':{'limits':{'cpu':'1','memory':'7Ei'}}},"
+		     "{'name':'b','resources':{'limits':{'cpu':'1','memory':'7Ei'}}}]}}]}";
+
+	for (char *c = doc; *c; c++)
+		if (*c == '\'')
+			*c = '"';
+	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
+	cr_assert_eq(list->nr_pods, 1);
+	cr_assert_eq(list->pods[0].containers[1].limits.memory_bytes, 7LL << 60);
+	cr_assert_eq(list->pods[0].k8s_qos, POD_K8S_QOS_GUARANTEED);
+}
+
 /* ---- list lifetime -------------------------------------------------------------------------- */
 
 Test(pod_list, refcount_and_null_safety)
