@@ -152,7 +152,10 @@ int cgroupfs__read_cpu_stat(struct cgroupfs *cg, const char *rel, struct cg_cpu_
  */
 int cgroupfs__read_pids(struct cgroupfs *cg, enum cg_knob knob, const char *rel, pid_t *pids,
 			size_t cap);
-/* Move a process into the cgroup (every v1 controller hierarchy that is mounted). */
+/*
+ * Move a process into the cgroup: cgroup.procs of the v2 cgroup, or of every mounted v1
+ * controller hierarchy (cpu, cpuacct, cpuset, memory). 1 on success (never skipped).
+ */
 int cgroupfs__attach_pid(struct cgroupfs *cg, const char *rel, pid_t pid);
 
 /*

@@ -643,6 +643,24 @@ Test(cgroupfs_v1, write_idle_cpuset_memory, .init = setup_v1_split, .fini = tear
 	write_misc("memory.limit_in_bytes", "-1");
 }
 
+/* Hybrid keeps every controller on v1: the unified mount only lends its cgroup ids. */
+Test(cgroupfs_hybrid, uses_v1_files, .fini = teardown)
+{
+	struct cg_cpu_weight w;
+	struct cg_cpu_stat st;
+
+	open_layout(FAKE_CG_HYBRID);
+	cr_assert_eq(cgroupfs__mode(cg), CGFS_MODE_HYBRID);
+	cr_assert_str_eq(cgroupfs__knob_file(cg, CG_KNOB_CPU_SHARES), "cpu.shares");
+	cr_assert_eq(cgroupfs__read_cpu_weight(cg, POD, &w), 0);
+	cr_assert_not(w.is_weight);
+	cr_assert_eq(w.value, 1024);
+	put("cpuacct", "cpuacct.usage", "99\n");
+	cr_assert_eq(cgroupfs__read_cpu_stat(cg, POD, &st), 0);
+	cr_assert_eq(st.usage_ns, 99);
+	write_misc("memory.limit_in_bytes", "-1");
+}
+
 Test(cgroupfs_write, garbage_is_overwritten, .init = setup_v2, .fini = teardown)
 {
 	put("cpu", "cpu.weight", "garbage\n");
