@@ -1,0 +1,140 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_SNAPSHOT_H
+#define KQOS_USER_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "cputopo.h"
+#include "pod.h"
+#include "pmu.h"
+
+/*
+ * What kqos knows about the node at one tick: node, pods (or bare-metal groups), containers,
+ * and per-entity rates from the BPF collector and the cgroup stat files. Built once per tick by
+ * the agent (snapshot_build.c), immutable afterwards; strategies and exporters read only this.
+ * The JSON shape (kqosd --once --format json, the socket) is documented in docs/snapshot.md.
+ *
+ * Lifetime: reference counted (snapshot__ref/snapshot__free). Strings and pod data are owned
+ * by the snapshot or by the pod list it holds a reference to; the topology is the agent's and
+ * outlives every snapshot.
+ */
+
+/* Cumulative run-queue wait histogram for export: bucket i holds waits < 2^(10+i) ns. */
+#define SNAP_RQ_BUCKETS	  24
+#define SNAP_RQ_FIRST_LOG 10 /* 2^10 ns = 1.024 us; the last bound 2^33 ns = 8.6 s */
+
+/* Rates and counters of one entity (a cgroup with all its descendants). */
+struct snap_stats {
+	/* BPF collector: absent (has_cpu false) when no cgroup of the entity ran yet */
+	bool has_cpu;
+	double cpu_cores; /* over the interval */
+	double runs_per_s;
+	__u64 rq_waits; /* waits that ended in the interval */
+	double rq_wait_mean_ns;
+	__u64 rq_p50_ns, rq_p99_ns, rq_max_ns;
+	/* counters since the collector first saw the cgroups (for Prometheus) */
+	__u64 cpu_ns_total;
+	__u64 rq_wait_ns_total;
+	__u64 rq_waits_total;
+	__u64 rq_hist_total[SNAP_RQ_BUCKETS]; /* cumulative in le order; +Inf = rq_waits_total */
+
+	/* cpu.stat of the entity's own cgroup (hierarchical in the kernel) */
+	bool has_throttle;
+	__u64 nr_periods, nr_throttled, throttled_ns; /* counters */
+	double throttled_ratio; /* delta nr_throttled / delta nr_periods, 0 when no periods */
+
+	/* PMU, index = snapshot->pmu[] index; absent when the host counts no event */
+	int pmu_n;
+	double pmu_per_s[KQOS_PMU_MAX];
+	double pmu_running_ratio[KQOS_PMU_MAX];
+	__u64 pmu_total[KQOS_PMU_MAX];
+	bool has_cpi, has_mpki;
+	double cpi, llc_mpki;
+};
+
+struct snap_container {
+	const struct pod_container *spec; /* borrowed from the pod list; NULL for walk-only */
+	char name[64];			  /* spec name, or the id's first 12 chars when unknown */
+	char id[POD_CTR_ID_MAX];
+	char *cgroup; /* relative to the hierarchy mount, "/..."; NULL when not found */
+	__u64 cgid;
+	struct snap_stats st;
+};
+
+struct snap_pod {
+	const struct pod *pod; /* borrowed from snapshot->pods_list */
+	char *cgroup;	       /* NULL when the pod has no cgroup on this node (yet) */
+	__u64 cgid;
+	struct snap_stats st;
+	struct snap_container *ctrs;
+	size_t nr_ctrs;
+};
+
+/* Per koordinator class (defaulted class, enum pod_qos index). */
+struct snap_class {
+	unsigned int pods;
+	double cpu_cores;
+};
+
+struct snap_node {
+	const struct topology *topo; /* the agent's; NULL when sysfs could not be read */
+	unsigned int nr_cpus;	     /* online */
+	bool has_cpu_usage;
+	double cpu_cores_used; /* /proc/stat user+nice+system+irq+softirq, koordinator's formula */
+	bool has_memory;
+	__u64 mem_total_bytes;
+	__u64 mem_used_bytes; /* MemTotal - MemAvailable */
+	/* the Kubernetes QoS parent dirs, relative to the mount; "" when there is no kubepods */
+	char kubepods[128];
+	char besteffort[160];
+	char burstable[160];
+};
+
+struct snapshot {
+	unsigned int refs;
+	__u64 seq;	/* 1, 2, ... per agent run */
+	__u64 mono_ns;	/* CLOCK_MONOTONIC at the sample */
+	__u64 wall_ns;	/* CLOCK_REALTIME at the sample */
+	double interval_s;
+	char hierarchy[16]; /* "v1-cpu" | "v2" */
+	char mount[256];
+
+	char pod_source[16]; /* "kubelet" | "file" | "static" | "cgroup" | "none" */
+	bool pods_stale;     /* the source failed; pods are its last good list */
+	struct pod_list *pods_list; /* a reference; NULL for the cgroup walk source */
+
+	struct snap_node node;
+	struct snap_pod *pods;
+	size_t nr_pods;
+	struct snap_class classes[POD_QOS_SYSTEM + 1];
+
+	/* cgroups that ran but belong to no pod (system services, the root) */
+	struct snap_other {
+		char *cgroup;
+		__u64 cgid;
+		struct snap_stats st;
+	} *others;
+	size_t nr_others;
+
+	int pmu_n;
+	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
+	unsigned long long dropped_switches;
+};
+
+struct snapshot *snapshot__new(void);
+struct snapshot *snapshot__ref(struct snapshot *s);
+/* Drop a reference; frees on the last. NULL-safe. */
+void snapshot__free(struct snapshot *s);
+
+/* Borrowed lookup by pod UID; NULL when absent. */
+const struct snap_pod *snapshot__pod(const struct snapshot *s, const char *uid);
+
+/*
+ * The snapshot as JSON text (malloc'd, NUL-terminated; caller frees). @pretty indents.
+ * NULL on -ENOMEM.
+ */
+char *snapshot__to_json(const struct snapshot *s, bool pretty);
+
+#endif
