@@ -41,6 +41,7 @@ void snapshot__free(struct snapshot *s)
 	for (size_t i = 0; i < s->nr_others; i++)
 		free(s->others[i].cgroup);
 	free(s->others);
+	free(s->rdt);
 	pod_list__free(s->pods_list);
 	free(s);
 }

@@ -92,6 +92,59 @@ struct snap_node {
 	char burstable[160];
 };
 
+/* resctrl monitoring of one group (class group kqos-LSR/LS/BE or a pod group), per L3 domain. */
+#define SNAP_RDT_DOMAINS 16
+struct snap_rdt_group {
+	char name[64];	     /* directory name under the resctrl root, e.g. "kqos-BE" */
+	char class_name[16]; /* "LSR", "LS", "BE", or "" for a pod group */
+	char pod_uid[POD_UID_MAX]; /* pod groups only */
+	char schemata[256];  /* current schemata, lines joined with ';' */
+	unsigned int nr_domains;
+	__u32 cache_id[SNAP_RDT_DOMAINS];
+	bool has_llc[SNAP_RDT_DOMAINS]; /* false for Unavailable/Error/Unassigned or no CMT */
+	__u64 llc_bytes[SNAP_RDT_DOMAINS];
+	bool has_mbm_total[SNAP_RDT_DOMAINS];
+	__u64 mbm_total_bytes[SNAP_RDT_DOMAINS]; /* counter as read */
+	double mbm_total_bps[SNAP_RDT_DOMAINS];	 /* rate since the previous read */
+	bool has_mbm_local[SNAP_RDT_DOMAINS];
+	__u64 mbm_local_bytes[SNAP_RDT_DOMAINS];
+	double mbm_local_bps[SNAP_RDT_DOMAINS];
+};
+
+/* Enforcement state and what the actuator did, filled by the agent after apply. */
+#define SNAP_ACTION_KINDS 64
+#define SNAP_RECENT	  16
+struct snap_action_count {
+	char strategy[24];
+	char knob[16];	 /* "cpuset", "cfs_quota", "shares", "idle", "memory_max", "schemata", ... */
+	char result[16]; /* "ok", "skipped", "error", "dry_run" */
+	__u64 count;	 /* since start */
+};
+
+struct snap_action {
+	__u64 wall_ns;
+	char strategy[24];
+	char cgroup[128];
+	char knob[16];
+	char value[64];
+	char result[16];
+	char why[96];
+};
+
+struct snap_enforce {
+	bool enabled; /* some strategy is on */
+	bool dry_run;
+	bool has_be_cpus; /* cpu_suppress cpuset policy: the BE cpuset */
+	struct cpumask be_cpus;
+	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
+	int64_t be_quota_us;
+	__u64 write_errors;
+	size_t nr_counts;
+	struct snap_action_count counts[SNAP_ACTION_KINDS];
+	size_t nr_recent; /* newest first */
+	struct snap_action recent[SNAP_RECENT];
+};
+
 struct snapshot {
 	unsigned int refs;
 	__u64 seq;	/* 1, 2, ... per agent run */
@@ -121,6 +174,12 @@ struct snapshot {
 	int pmu_n;
 	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 	unsigned long long dropped_switches;
+
+	bool rdt_enabled; /* resctrl mounted and usable */
+	struct snap_rdt_group *rdt;
+	size_t nr_rdt;
+
+	struct snap_enforce enforce;
 };
 
 struct snapshot *snapshot__new(void);
