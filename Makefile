@@ -160,17 +160,20 @@ $(OUTPUT)/lib%.a:
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
+# The archives use each other (strategies use cpumask helpers from libkqos): link them as a group.
+link = $(CC) $(LDFLAGS) $(filter %.o,$^) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group
+
 $(KQOSD): $(call obj,$(KQOSD_SRCS)) $(LIBS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(link) $(LDLIBS) -o $@
 
 $(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(LIBS)
 	$(call msg,BINARY,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(LDLIBS) $(shell pkg-config --libs ncursesw 2>/dev/null) -o $@
+	$(Q)$(link) $(LDLIBS) $(shell pkg-config --libs ncursesw 2>/dev/null) -o $@
 
 $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
 	$(call msg,TEST,$@)
-	$(Q)$(CC) $(LDFLAGS) $^ $(TEST_LDLIBS) -o $@
+	$(Q)$(link) $(TEST_LDLIBS) -o $@
 
 $(OUTPUT)/bpf:
 	$(Q)mkdir -p $@
