@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_EXPORT_H
+#define KQOS_USER_EXPORT_H
+
+#include <stdint.h>
+
+#include "snapshot.h"
+
+/*
+ * What people see of the agent: the Prometheus textfile (export_prom.c) and the snapshot socket
+ * (sockserv.c) behind one object the agent loop drives. Protocol and metrics: docs/export.md.
+ */
+
+#define EXPORT_TEXTFILE_INTERVAL_NS (10ULL * 1000000000ULL)
+#define EXPORT_SOCKET_DEFAULT	    "/run/kqos/kqos.sock"
+
+struct export_opts {
+	const char *textfile_dir;      /* NULL/"" = no textfile */
+	uint64_t textfile_interval_ns; /* default 10 s (0 = default) */
+	const char *socket_path;       /* NULL/"" = no socket */
+	const char *socket_group;      /* NULL/"" = keep root's group; else chown to that group */
+};
+
+struct exporter;
+
+/* 0 or -errno (logged). */
+int exporter__new(const struct export_opts *opts, struct exporter **ret);
+/* NULL-safe; closes the clients and removes the socket file. */
+void exporter__free(struct exporter *e);
+
+/*
+ * An epoll fd (nested epoll over the listening socket and the clients), -1 when no socket.
+ * The agent adds it to its own epoll with EPOLLIN and calls exporter__dispatch when ready.
+ */
+int exporter__epoll_fd(const struct exporter *e);
+void exporter__dispatch(struct exporter *e, uint64_t now_ns);
+
+/*
+ * After every tick: keep a reference to @snap for clients (drop the previous one), write the
+ * textfile when textfile_interval_ns has passed since the last write. Never blocks.
+ */
+void exporter__publish(struct exporter *e, struct snapshot *snap, uint64_t now_ns);
+
+#endif
