@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "pod.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -17,6 +18,8 @@ enum field_type {
 	F_STRING,
 	F_STRING0, /* a string that may be empty */
 	F_STRLIST, /* array of strings into char[max][size], count at off2 */
+	F_OBJLIST, /* array of objects: elements of .size bytes, fields .sub, count at off2 */
+	F_JSON, /* any object, kept as compact JSON text (validated by its consumer) */
 	F_BOOL,
 	F_U32,
 	F_ENUM,
@@ -70,6 +73,91 @@ static const struct field pmu_fields[] = {
 	{ NULL },
 };
 
+static const char *const pod_source_names[] = { "auto",	  "kubelet", "file", "cgroup",
+						"static", "none",    NULL };
+
+#define GOFF(m) offsetof(struct config_group, m)
+
+static const struct field group_fields[] = {
+	{ .key = "name", .type = F_STRING, .off = GOFF(name), .size = 64 },
+	{ .key = "cgroup", .type = F_STRING, .off = GOFF(cgroup), .size = 256 },
+	{ .key = "qosClass", .type = F_STRING, .off = GOFF(qos_class), .size = 16 },
+	{ NULL },
+};
+
+static const struct field kubelet_fields[] = {
+	{ .key = "url", .type = F_STRING, .off = OFF(pods.kubelet.url), .size = 512 },
+	{ .key = "tokenFile",
+	  .type = F_STRING0,
+	  .off = OFF(pods.kubelet.token_file),
+	  .size = PATH_MAX },
+	{ .key = "caFile", .type = F_STRING0, .off = OFF(pods.kubelet.ca_file), .size = PATH_MAX },
+	{ .key = "insecureSkipVerify",
+	  .type = F_BOOL,
+	  .off = OFF(pods.kubelet.insecure_skip_verify) },
+	{ .key = "timeout",
+	  .type = F_DURATION,
+	  .off = OFF(pods.kubelet.timeout_ns),
+	  .min = 100000000ULL,
+	  .max = 60 * NSEC_PER_SEC },
+	{ .key = "interval",
+	  .type = F_DURATION,
+	  .off = OFF(pods.kubelet.interval_ns),
+	  .min = NSEC_PER_SEC,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ NULL },
+};
+
+static const struct field podfile_fields[] = {
+	{ .key = "path", .type = F_STRING, .off = OFF(pods.file.path), .size = PATH_MAX },
+	{ .key = "interval",
+	  .type = F_DURATION,
+	  .off = OFF(pods.file.interval_ns),
+	  .min = 10000000ULL,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ NULL },
+};
+
+static const struct field pods_fields[] = {
+	{ .key = "source", .type = F_ENUM, .off = OFF(pods.source), .names = pod_source_names },
+	{ .key = "kubeletRoot", .type = F_STRING, .off = OFF(pods.kubelet_root), .size = PATH_MAX },
+	{ .key = "kubelet", .type = F_OBJECT, .sub = kubelet_fields },
+	{ .key = "file", .type = F_OBJECT, .sub = podfile_fields },
+	{ .key = "groups",
+	  .type = F_OBJLIST,
+	  .off = OFF(pods.groups),
+	  .size = sizeof(struct config_group),
+	  .max = CONFIG_MAX_GROUPS,
+	  .off2 = OFF(pods.nr_groups),
+	  .sub = group_fields },
+	{ NULL },
+};
+
+static const struct field resctrl_fields[] = {
+	{ .key = "root", .type = F_STRING, .off = OFF(resctrl.root), .size = PATH_MAX },
+	{ .key = "interval",
+	  .type = F_DURATION,
+	  .off = OFF(resctrl.interval_ns),
+	  .min = 100000000ULL,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ NULL },
+};
+
+static const struct field export_fields[] = {
+	{ .key = "textfileDir",
+	  .type = F_STRING0,
+	  .off = OFF(export.textfile_dir),
+	  .size = PATH_MAX },
+	{ .key = "textfileInterval",
+	  .type = F_DURATION,
+	  .off = OFF(export.textfile_interval_ns),
+	  .min = NSEC_PER_SEC / 10,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ .key = "socket", .type = F_STRING0, .off = OFF(export.socket), .size = PATH_MAX },
+	{ .key = "socketGroup", .type = F_STRING0, .off = OFF(export.socket_group), .size = 64 },
+	{ NULL },
+};
+
 static const struct field top_fields[] = {
 	{ .key = "interval",
 	  .type = F_DURATION,
@@ -82,6 +170,17 @@ static const struct field top_fields[] = {
 	{ .key = "dryRun", .type = F_BOOL, .off = OFF(dry_run) },
 	{ .key = "collector", .type = F_OBJECT, .sub = collector_fields },
 	{ .key = "pmu", .type = F_OBJECT, .sub = pmu_fields },
+	{ .key = "stateDir", .type = F_STRING, .off = OFF(state_dir), .size = PATH_MAX },
+	{ .key = "sysRoot", .type = F_STRING, .off = OFF(sys_root), .size = PATH_MAX },
+	{ .key = "procRoot", .type = F_STRING, .off = OFF(proc_root), .size = PATH_MAX },
+	{ .key = "resctrl", .type = F_OBJECT, .sub = resctrl_fields },
+	{ .key = "export", .type = F_OBJECT, .sub = export_fields },
+	{ .key = "pods", .type = F_OBJECT, .sub = pods_fields },
+	{ .key = "nodeSLO", .type = F_JSON, .off = OFF(node_slo_json), .size = CONFIG_JSON_MAX },
+	{ .key = "strategies",
+	  .type = F_JSON,
+	  .off = OFF(strategies_json),
+	  .size = CONFIG_JSON_MAX },
 	{ NULL },
 };
 
@@ -97,6 +196,21 @@ void config_defaults(struct kqos_config *cfg)
 	snprintf(cfg->pmu.cycles, sizeof(cfg->pmu.cycles), "cycles");
 	snprintf(cfg->pmu.instructions, sizeof(cfg->pmu.instructions), "instructions");
 	snprintf(cfg->pmu.llc_misses, sizeof(cfg->pmu.llc_misses), "LLC-LOAD-MISSES");
+	snprintf(cfg->state_dir, sizeof(cfg->state_dir), "/var/lib/kqos");
+	snprintf(cfg->sys_root, sizeof(cfg->sys_root), "/sys");
+	snprintf(cfg->proc_root, sizeof(cfg->proc_root), "/proc");
+	snprintf(cfg->resctrl.root, sizeof(cfg->resctrl.root), "/sys/fs/resctrl");
+	cfg->resctrl.interval_ns = NSEC_PER_SEC;
+	cfg->export.textfile_interval_ns = 10 * NSEC_PER_SEC;
+	snprintf(cfg->export.socket, sizeof(cfg->export.socket), "/run/kqos/kqos.sock");
+	snprintf(cfg->pods.kubelet_root, sizeof(cfg->pods.kubelet_root), "/var/lib/kubelet");
+	snprintf(cfg->pods.kubelet.url, sizeof(cfg->pods.kubelet.url),
+		 "https://127.0.0.1:10250/pods");
+	snprintf(cfg->pods.kubelet.token_file, sizeof(cfg->pods.kubelet.token_file),
+		 "/var/run/secrets/kubernetes.io/serviceaccount/token");
+	cfg->pods.kubelet.timeout_ns = 3 * NSEC_PER_SEC;
+	cfg->pods.kubelet.interval_ns = 10 * NSEC_PER_SEC;
+	cfg->pods.file.interval_ns = NSEC_PER_SEC;
 }
 
 int config_pmu_events(const struct kqos_config *cfg, struct pmu_event_cfg *out)
@@ -247,9 +361,15 @@ __attribute__((format(printf, 2, 3))) static int fail(struct parse_ctx *c, const
 	int line, col, n = 0;
 	va_list ap;
 
-	for (int i = 0; i < c->depth; i++)
-		n += snprintf(dotted + n, sizeof(dotted) - n, "%s%s", i ? "." : "", c->path[i]);
-	key_position(c->text, c->path, c->depth, &line, &col);
+	int located = c->depth;
+
+	for (int i = 0; i < c->depth; i++) {
+		if (c->path[i][0] == '[' && located == c->depth)
+			located = i;
+		n += snprintf(dotted + n, sizeof(dotted) - n, "%s%s",
+			      i && c->path[i][0] != '[' ? "." : "", c->path[i]);
+	}
+	key_position(c->text, c->path, located, &line, &col);
 	va_start(ap, fmt);
 	vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
@@ -341,6 +461,52 @@ static int set_strlist(struct parse_ctx *c, const struct field *f, json_t *v, vo
 
 static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *obj, void *base);
 
+static int set_objlist(struct parse_ctx *c, const struct field *f, json_t *v, void *base)
+{
+	char idx[24];
+	size_t i;
+	json_t *e;
+	int err;
+
+	if (!json_is_array(v) || json_array_size(v) > f->max)
+		return fail(c, "expected an array of at most %llu objects", f->max);
+	json_array_foreach(v, i, e)
+	{
+		if (!json_is_object(e))
+			return fail(c, "element %zu: expected an object", i);
+		/* "[i]" path parts name the element in messages; positions stop at the array. */
+		snprintf(idx, sizeof(idx), "[%zu]", i);
+		c->path[c->depth] = idx;
+		c->depth++;
+		err = walk_object(c, f->sub, e, (char *)base + f->off + i * f->size);
+		if (err)
+			return err;
+		c->depth--;
+	}
+	*(__u32 *)((char *)base + f->off2) = (__u32)json_array_size(v);
+	return 0;
+}
+
+static int set_json(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	char *text;
+	size_t len;
+
+	if (!json_is_object(v))
+		return fail(c, "expected an object");
+	text = json_dumps(v, JSON_COMPACT | JSON_SORT_KEYS);
+	if (!text)
+		return fail(c, "out of memory");
+	len = strlen(text);
+	if (len >= f->size) {
+		free(text);
+		return fail(c, "object longer than %zu bytes", f->size - 1);
+	}
+	memcpy(dst, text, len + 1);
+	free(text);
+	return 0;
+}
+
 static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void *base)
 {
 	void *dst = (char *)base + f->off;
@@ -358,6 +524,10 @@ static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void
 		return set_string(c, f, v, dst);
 	case F_STRLIST:
 		return set_strlist(c, f, v, base);
+	case F_OBJLIST:
+		return set_objlist(c, f, v, base);
+	case F_JSON:
+		return set_json(c, f, v, dst);
 	case F_BOOL:
 		if (!json_is_boolean(v))
 			return fail(c, "expected true or false");
@@ -415,6 +585,13 @@ static int validate(struct parse_ctx *c, const struct kqos_config *cfg)
 	for (int i = 0; i < n; i++)
 		if (pmu_encode(ev[i].name, NULL, why, sizeof(why)))
 			return fail(c, "%s", why);
+	c->path[0] = "pods";
+	c->path[1] = "groups";
+	c->depth = 2;
+	for (__u32 i = 0; i < cfg->pods.nr_groups; i++)
+		if (pod_qos_from_name(cfg->pods.groups[i].qos_class) == POD_QOS_NONE)
+			return fail(c, "group '%s': qosClass '%s' is not LSE|LSR|LS|BE|SYSTEM",
+				    cfg->pods.groups[i].name, cfg->pods.groups[i].qos_class);
 	c->depth = 0;
 	return 0;
 }

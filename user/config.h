@@ -20,6 +20,18 @@ enum cg_mode_cfg {
 	CG_MODE_V2,
 };
 
+enum pod_source_cfg {
+	POD_SOURCE_AUTO = 0, /* kubelet in a pod (service account present), else cgroup walk */
+	POD_SOURCE_KUBELET,
+	POD_SOURCE_FILE,
+	POD_SOURCE_CGROUP,
+	POD_SOURCE_STATIC, /* only the bare-metal groups of "pods.groups" */
+	POD_SOURCE_NONE,
+};
+
+#define CONFIG_MAX_GROUPS 64
+#define CONFIG_JSON_MAX	  16384
+
 struct kqos_config {
 	__u64 interval_ns; /* "interval": sampling period */
 	char cgroup_root[PATH_MAX]; /* "cgroupRoot": where the cgroup mounts live */
@@ -34,6 +46,44 @@ struct kqos_config {
 		char extra[KQOS_PMU_MAX][PMU_NAME_LEN];
 		__u32 n_extra;
 	} pmu;
+	char state_dir[PATH_MAX]; /* "stateDir": journal of original cgroup values */
+	char sys_root[PATH_MAX]; /* "sysRoot": sysfs, for topology (tests point it elsewhere) */
+	char proc_root[PATH_MAX]; /* "procRoot": procfs, for node CPU and memory use */
+	struct {
+		char root[PATH_MAX]; /* "resctrl.root" */
+		__u64 interval_ns; /* "resctrl.interval": mon_data cadence */
+	} resctrl;
+	struct {
+		char textfile_dir[PATH_MAX]; /* "" = off */
+		__u64 textfile_interval_ns;
+		char socket[PATH_MAX]; /* "" = off */
+		char socket_group[64];
+	} export;
+	struct {
+		__u32 source; /* enum pod_source_cfg */
+		char kubelet_root[PATH_MAX]; /* for cpu_manager_state */
+		struct {
+			char url[512];
+			char token_file[PATH_MAX];
+			char ca_file[PATH_MAX];
+			bool insecure_skip_verify;
+			__u64 timeout_ns;
+			__u64 interval_ns;
+		} kubelet;
+		struct {
+			char path[PATH_MAX];
+			__u64 interval_ns;
+		} file;
+		__u32 nr_groups;
+		struct config_group {
+			char name[64];
+			char cgroup[256];
+			char qos_class[16];
+		} groups[CONFIG_MAX_GROUPS];
+	} pods;
+	/* koordinator NodeSLO spec and kqos strategy keys, kept as JSON text for the enforcer */
+	char node_slo_json[CONFIG_JSON_MAX];
+	char strategies_json[CONFIG_JSON_MAX];
 	struct {
 		__u32 max_cgroups; /* "collector.maxCgroups": BPF map capacity */
 		__u64 reap_interval_ns; /* "collector.reapInterval": how often vanished cgroups go */

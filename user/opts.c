@@ -11,6 +11,11 @@ enum {
 	OPT_CGROUP_MODE,
 	OPT_ONCE,
 	OPT_FORMAT,
+	OPT_SOCKET,
+	OPT_TEXTFILE_DIR,
+	OPT_RESCTRL_ROOT,
+	OPT_STATE_DIR,
+	OPT_PODS_FILE,
 };
 
 static const struct option long_opts[] = {
@@ -22,6 +27,11 @@ static const struct option long_opts[] = {
 	{ "once", no_argument, NULL, OPT_ONCE },
 	{ "format", required_argument, NULL, OPT_FORMAT },
 	{ "log-level", required_argument, NULL, 'l' },
+	{ "socket", required_argument, NULL, OPT_SOCKET },
+	{ "textfile-dir", required_argument, NULL, OPT_TEXTFILE_DIR },
+	{ "resctrl-root", required_argument, NULL, OPT_RESCTRL_ROOT },
+	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
+	{ "pods-file", required_argument, NULL, OPT_PODS_FILE },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -40,10 +50,51 @@ void opts_usage(FILE *f, const char *prog)
 		"      --once                 print one sample after one interval, then exit\n"
 		"      --format text|json     output of --once (default text)\n"
 		"  -l, --log-level LEVEL      error|warn|info|debug (default info)\n"
+		"      --socket PATH          snapshot socket for kqos-top (default /run/kqos/kqos.sock,\n"
+		"                             \"\" = off)\n"
+		"      --textfile-dir DIR     write kqos.prom there for node_exporter\n"
+		"      --resctrl-root DIR     resctrl mount (default /sys/fs/resctrl)\n"
+		"      --state-dir DIR        journal of original cgroup values (default /var/lib/kqos)\n"
+		"      --pods-file FILE       pod source: a PodList JSON file (kubelet's format)\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              print the version\n\n"
 		"Signals: SIGINT/SIGTERM stop cleanly, SIGHUP reloads the configuration.\n",
 		prog);
+}
+
+static int set_path(char *dst, size_t size, const char *v, const char *flag, bool may_be_empty,
+		    char *err, size_t n)
+{
+	if ((!may_be_empty && !*v) || strlen(v) >= size) {
+		snprintf(err, n, "%s: path %s", flag, *v ? "too long" : "empty");
+		return -EINVAL;
+	}
+	snprintf(dst, size, "%s", v);
+	return 0;
+}
+
+static int apply_cli_paths(const struct kqos_opts *o, struct kqos_config *cfg, char *err, size_t n)
+{
+	int ret = 0;
+
+	if (o->cli.socket)
+		ret = set_path(cfg->export.socket, sizeof(cfg->export.socket), o->cli.socket,
+			       "--socket", true, err, n);
+	if (!ret && o->cli.textfile_dir)
+		ret = set_path(cfg->export.textfile_dir, sizeof(cfg->export.textfile_dir),
+			       o->cli.textfile_dir, "--textfile-dir", false, err, n);
+	if (!ret && o->cli.resctrl_root)
+		ret = set_path(cfg->resctrl.root, sizeof(cfg->resctrl.root), o->cli.resctrl_root,
+			       "--resctrl-root", false, err, n);
+	if (!ret && o->cli.state_dir)
+		ret = set_path(cfg->state_dir, sizeof(cfg->state_dir), o->cli.state_dir,
+			       "--state-dir", false, err, n);
+	if (!ret && o->cli.pods_file) {
+		ret = set_path(cfg->pods.file.path, sizeof(cfg->pods.file.path), o->cli.pods_file,
+			       "--pods-file", false, err, n);
+		cfg->pods.source = POD_SOURCE_FILE;
+	}
+	return ret;
 }
 
 /* Overlay the remembered command-line values on @cfg, validating them like the file's. */
@@ -92,7 +143,7 @@ static int apply_cli(const struct kqos_opts *o, struct kqos_config *cfg, char *e
 	}
 	if (o->cli.dry_run)
 		cfg->dry_run = true;
-	return 0;
+	return apply_cli_paths(o, cfg, err, n);
 }
 
 int opts_load_config(const struct kqos_opts *opts, struct kqos_config *cfg, char *err,
@@ -152,6 +203,21 @@ static int parse_one(int c, struct kqos_opts *o, char *err, size_t n)
 		return -EINVAL;
 	case 'l':
 		o->cli.log_level = optarg;
+		return 0;
+	case OPT_SOCKET:
+		o->cli.socket = optarg;
+		return 0;
+	case OPT_TEXTFILE_DIR:
+		o->cli.textfile_dir = optarg;
+		return 0;
+	case OPT_RESCTRL_ROOT:
+		o->cli.resctrl_root = optarg;
+		return 0;
+	case OPT_STATE_DIR:
+		o->cli.state_dir = optarg;
+		return 0;
+	case OPT_PODS_FILE:
+		o->cli.pods_file = optarg;
 		return 0;
 	case 'h':
 		o->help = true;

@@ -23,6 +23,7 @@ struct kqos_opts {
 	/* Command-line values, re-applied over the file on every (re)load. */
 	struct {
 		const char *cgroup_root, *interval, *log_level, *cgroup_mode;
+		const char *socket, *textfile_dir, *resctrl_root, *state_dir, *pods_file;
 		bool dry_run;
 	} cli;
 };
