@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_USER_ENFORCE_H
+#define KQOS_USER_ENFORCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "snapshot.h"
+
+/*
+ * The enforcement half of kqosd: every enabled strategy decides a plan from the snapshot
+ * (pure), then the actuator applies it (the only writer of cgroup files), journals originals
+ * and restores them on stop. docs/strategies.md and docs/actuator.md describe both halves.
+ *
+ * Configuration is two JSON objects of the config file:
+ *   "nodeSLO":    koordinator NodeSLO `spec` (fields used: resourceUsedThresholdWithBE.enable,
+ *                 cpuSuppressThresholdPercent, cpuSuppressMinPercent, cpuSuppressPolicy);
+ *                 NULL or {} = koordinator defaults (suppress disabled);
+ *   "strategies": kqos keys (docs/strategies.md), e.g.
+ *                 {"cpuSuppress": {"policy": "weight"}, "weightFormula": "log",
+ *                  "kubeletCpuManagerPolicy": "none", "reservedCpus": "0",
+ *                  "cpusetRules": {"enable": true}, "batchResource": {"enable": true}}.
+ */
+
+struct enforce_opts {
+	const char *cgroup_root; /* cgroupfs__open root; NULL -> /sys/fs/cgroup */
+	int cgfs_mode; /* enum cgfs_mode, CGFS_MODE_AUTO by default */
+	const char *state_dir; /* journal dir; NULL -> ENFORCE_STATE_DIR_DEFAULT */
+	bool dry_run; /* log the plan, write nothing */
+	const char *policy_json; /* "nodeSLO" object as JSON text, NULL = defaults */
+	const char *kqos_json; /* "strategies" object as JSON text, NULL = defaults */
+};
+
+#define ENFORCE_STATE_DIR_DEFAULT "/var/lib/kqos"
+
+struct enforcer;
+
+/*
+ * Validate policy/kqos JSON without side effects: 0, or -EINVAL with a message naming the
+ * field in @err (e.g. "nodeSLO.resourceUsedThresholdWithBE.cpuSuppressThresholdPercent: 140
+ * out of range [0, 100]"). Either JSON may be NULL.
+ */
+int enforce_validate(const char *policy_json, const char *kqos_json, char *err, size_t err_len);
+
+/* Opens cgroupfs and recovers from the journal (restore, or adopt with "recovery": "adopt"). */
+int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret);
+
+/* SIGHUP with a validated config: -EINVAL keeps the previous config (logged). */
+int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const char *kqos_json,
+			  bool dry_run);
+
+/*
+ * decide (every enabled strategy, pure) + apply (actuator); fills @ret with the enforcement
+ * state, action counters and recent actions. A failed write (vanished cgroup, EINVAL, EBUSY)
+ * is logged with path and errno and counted; it never stops the tick. Returns 0, or -errno
+ * only when no plan could be built (-ENOMEM) or the journal cannot be written.
+ */
+int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret);
+
+/* Restore every original value from the journal (byte-identical), then clear it. */
+int enforcer__restore(struct enforcer *e);
+
+/* NULL-safe; does NOT restore. */
+void enforcer__free(struct enforcer *e);
+
+#endif
