@@ -15,10 +15,10 @@
 #define EXPORT_SOCKET_DEFAULT	    "/run/kqos/kqos.sock"
 
 struct export_opts {
-	const char *textfile_dir;      /* NULL/"" = no textfile */
+	const char *textfile_dir; /* NULL/"" = no textfile */
 	uint64_t textfile_interval_ns; /* default 10 s (0 = default) */
-	const char *socket_path;       /* NULL/"" = no socket */
-	const char *socket_group;      /* NULL/"" = keep root's group; else chown to that group */
+	const char *socket_path; /* NULL/"" = no socket */
+	const char *socket_group; /* NULL/"" = keep root's group; else chown to that group */
 };
 
 struct exporter;
@@ -40,5 +40,13 @@ void exporter__dispatch(struct exporter *e, uint64_t now_ns);
  * textfile when textfile_interval_ns has passed since the last write. Never blocks.
  */
 void exporter__publish(struct exporter *e, struct snapshot *snap, uint64_t now_ns);
+
+/*
+ * The socket's JSON for @s (malloc'd, one line without newline; NULL on -ENOMEM): the snapshot
+ * JSON of docs/snapshot.md plus "enforce", "resctrl" and "agent" objects (docs/export.md).
+ */
+char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s);
+/* Failed textfile writes since start. */
+uint64_t exporter__textfile_write_errors(const struct exporter *e);
 
 #endif
