@@ -1,0 +1,436 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * cpu_suppress: koordinator's BE CPU suppression (koordinator.md §4.1) from NodeSLO
+ * resourceUsedThresholdWithBE, plus kqos's weight and idle policies.
+ *
+ * The level suppressed is the besteffort QoS dir; without one (bare-metal groups) it is each
+ * BE group's own cgroup. Every policy also writes the other mechanisms' neutral values (quota
+ * -1, the full BE cpuset), so switching policy restores what the previous one had tightened.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common.h"
+#include "cpu_suppress.h"
+
+#define CFS_PERIOD_US	 100000
+#define CFS_MIN_QUOTA_US 2000
+#define CPUSET_MIN_CPUS	 2
+
+struct suppress_state {
+	enum suppress_policy policy;
+	unsigned int cur_cpus; /* last decided BE cpuset size, 0 = none yet */
+	int64_t cur_quota; /* last decided quota, -1 = none yet */
+};
+
+static int64_t max3(int64_t a, int64_t b, int64_t c)
+{
+	int64_t m = a > b ? a : b;
+
+	return m > c ? m : c;
+}
+
+int64_t suppress_be_budget_milli(const struct strategy_input *in)
+{
+	const struct snapshot *snap = in->snap;
+	int64_t cap = (int64_t)snap->node.nr_cpus * 1000, non_be = 0, all = 0, sys, reserved;
+	int64_t budget;
+
+	for (size_t i = 0; i < snap->nr_pods; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+		int64_t used = sp->st.has_cpu ? (int64_t)(sp->st.cpu_cores * 1000.0 + 0.5) : 0;
+
+		all += used;
+		/* pods with metrics but no pod object count as non-BE, like koordinator */
+		if (!strat_pod_is_be(sp->pod))
+			non_be += used;
+	}
+	reserved = (int64_t)in->cfg->node_reserved_milli;
+	if ((int64_t)cpumask_count(&in->cfg->reserved_cpus) * 1000 > reserved)
+		reserved = (int64_t)cpumask_count(&in->cfg->reserved_cpus) * 1000;
+	sys = max3((int64_t)(snap->node.cpu_cores_used * 1000.0 + 0.5) - all, 0, reserved);
+	budget = cap * in->cfg->suppress_threshold_pct / 100 - non_be - sys;
+	if (in->cfg->suppress_min_pct >= 0 && budget < cap * in->cfg->suppress_min_pct / 100)
+		budget = cap * in->cfg->suppress_min_pct / 100;
+	return budget;
+}
+
+unsigned int suppress_cpuset_count(int64_t budget_milli, unsigned int nr_cpus, unsigned int cur,
+				   unsigned int avail)
+{
+	int64_t n = budget_milli > 0 ? (budget_milli + 999) / 1000 : 0;
+	unsigned int step = (nr_cpus + 9) / 10; /* ceil(0.1 * #logical CPUs) */
+
+	if (n < CPUSET_MIN_CPUS)
+		n = CPUSET_MIN_CPUS;
+	if (cur && n > (int64_t)(cur + step))
+		n = cur + step;
+	if (n > avail)
+		n = avail;
+	return (unsigned int)n;
+}
+
+struct cpu_ent {
+	int cpu, core, socket, node;
+};
+
+static int ent_cmp(const void *a, const void *b)
+{
+	const struct cpu_ent *x = a, *y = b;
+
+	if (x->node != y->node)
+		return x->node - y->node;
+	if (x->socket != y->socket)
+		return x->socket - y->socket;
+	if (x->core != y->core)
+		return x->core - y->core;
+	return x->cpu - y->cpu;
+}
+
+struct bucket {
+	size_t start, len;
+};
+
+static int bucket_cmp_ents(const struct bucket *a, const struct bucket *b, const struct cpu_ent *e)
+{
+	if (a->len != b->len)
+		return a->len > b->len ? -1 : 1;
+	return e[a->start].cpu - e[b->start].cpu;
+}
+
+/* Buckets by (node, socket), largest first, then by first CPU (insertion sort: few buckets). */
+static size_t make_buckets(const struct cpu_ent *e, size_t n, struct bucket *b)
+{
+	size_t nb = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (!i || e[i].node != e[i - 1].node || e[i].socket != e[i - 1].socket)
+			b[nb++] = (struct bucket){ .start = i };
+		b[nb - 1].len++;
+	}
+	for (size_t i = 1; i < nb; i++)
+		for (size_t j = i; j > 0 && bucket_cmp_ents(&b[j], &b[j - 1], e) < 0; j--) {
+			struct bucket t = b[j];
+
+			b[j] = b[j - 1];
+			b[j - 1] = t;
+		}
+	return nb;
+}
+
+/* Take the first two adjacent remaining entries of a bucket that are HT siblings. */
+static bool take_pair(const struct cpu_ent *e, const struct bucket *b, bool *taken,
+		      struct cpumask *ret)
+{
+	size_t prev = SIZE_MAX;
+
+	for (size_t i = b->start; i < b->start + b->len; i++) {
+		if (taken[i])
+			continue;
+		if (prev != SIZE_MAX && e[prev].core == e[i].core) {
+			taken[prev] = taken[i] = true;
+			cpumask_set(ret, (unsigned int)e[prev].cpu);
+			cpumask_set(ret, (unsigned int)e[i].cpu);
+			return true;
+		}
+		prev = i;
+	}
+	return false;
+}
+
+static bool take_single(const struct cpu_ent *e, const struct bucket *b, bool *taken,
+			struct cpumask *ret)
+{
+	for (size_t i = b->start; i < b->start + b->len; i++) {
+		if (!taken[i]) {
+			taken[i] = true;
+			cpumask_set(ret, (unsigned int)e[i].cpu);
+			return true;
+		}
+	}
+	return false;
+}
+
+static void fill_ent(const struct topology *topo, int cpu, struct cpu_ent *e)
+{
+	const struct topo_cpu *tc = topo ? topology__cpu(topo, (unsigned int)cpu) : NULL;
+
+	e->cpu = cpu;
+	e->core = tc ? tc->core_id : cpu;
+	e->socket = tc ? tc->socket_id : 0;
+	e->node = tc ? tc->node_id : 0;
+}
+
+/* koordinator calculateBESuppressCPUSetPolicy over one list. */
+static void pick_from(const struct topology *topo, const struct cpumask *list, unsigned int need,
+		      struct cpumask *ret)
+{
+	struct cpu_ent e[CPUMASK_MAX_CPUS];
+	struct bucket b[CPUMASK_MAX_CPUS];
+	bool taken[CPUMASK_MAX_CPUS] = { false };
+	size_t n = 0, nb;
+	int cpu;
+	bool progress;
+
+	cpumask_for_each(cpu, list)
+		fill_ent(topo, cpu, &e[n++]);
+	qsort(e, n, sizeof(e[0]), ent_cmp);
+	nb = make_buckets(e, n, b);
+	for (progress = true; need >= 2 && progress;) {
+		progress = false;
+		for (size_t i = 0; i < nb && need >= 2; i++)
+			if (take_pair(e, &b[i], taken, ret)) {
+				need -= 2;
+				progress = true;
+			}
+	}
+	for (progress = true; need > 0 && progress;) {
+		progress = false;
+		for (size_t i = 0; i < nb && need > 0; i++)
+			if (take_single(e, &b[i], taken, ret)) {
+				need--;
+				progress = true;
+			}
+	}
+}
+
+void suppress_pick_cpuset(const struct topology *topo, const struct cpumask *allowed,
+			  const struct cpumask *lse, const struct cpumask *lsr, unsigned int n,
+			  struct cpumask *ret)
+{
+	struct cpumask a, bl;
+	unsigned int na, nbl, take_a;
+
+	cpumask_zero(ret);
+	cpumask_andnot(&a, allowed, lse);
+	cpumask_andnot(&bl, &a, lsr);
+	cpumask_and(&a, &a, lsr);
+	na = cpumask_count(&a);
+	nbl = cpumask_count(&bl);
+	if (!na && !nbl)
+		return;
+	take_a = (unsigned int)((uint64_t)n * na / (na + nbl));
+	pick_from(topo, &a, take_a, ret);
+	pick_from(topo, &bl, n - take_a, ret);
+}
+
+int64_t suppress_cfs_quota(int64_t budget_milli, unsigned int nr_cpus, int64_t cur)
+{
+	int64_t q = budget_milli * CFS_PERIOD_US / 1000; /* budget_milli x 100 */
+	int64_t full = (int64_t)nr_cpus * CFS_PERIOD_US;
+
+	if (q < CFS_MIN_QUOTA_US)
+		q = CFS_MIN_QUOTA_US;
+	if (cur > 0) {
+		/* 1 % dead band, except that the floor is always written */
+		if (llabs(q - cur) < full / 100 && q != CFS_MIN_QUOTA_US)
+			return cur;
+		/* growth capped at 10 % of the node per round; shrinking is immediate */
+		if (q > cur + full / 10)
+			q = cur + full / 10;
+	}
+	return q;
+}
+
+/* The dirs the suppress level lives on, and the BE pods' own dirs below them. */
+struct targets {
+	char top[64][PLAN_CGROUP_MAX]; /* besteffort, or each BE group */
+	size_t nr_top;
+	bool k8s; /* a besteffort dir exists */
+};
+
+static void find_targets(const struct snapshot *snap, struct targets *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (strat_besteffort_dir(snap, t->top[0], sizeof(t->top[0]))) {
+		t->nr_top = 1;
+		t->k8s = true;
+		return;
+	}
+	for (size_t i = 0; i < snap->nr_pods && t->nr_top < 64; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+
+		if (sp->pod && sp->pod->is_static && sp->pod->is_active && sp->cgroup &&
+		    strat_pod_is_be(sp->pod))
+			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
+	}
+}
+
+/* BE pod dirs below the besteffort dir, the level koordinator walks (depth <= 2). */
+static bool is_be_child(const struct targets *t, const struct snap_pod *sp)
+{
+	if (!sp->pod || !sp->pod->is_active || !sp->cgroup)
+		return false;
+	if (t->k8s)
+		return sp->pod->k8s_qos == POD_K8S_QOS_BESTEFFORT;
+	return sp->pod->is_static && strat_pod_is_be(sp->pod);
+}
+
+/*
+ * The cpuset on the whole BE tree. kubelet static: only containers get @cpus, the besteffort
+ * and pod dirs keep @full (runc conflicts, koordinator issues #546/#556).
+ */
+static int plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct targets *t,
+			   bool kubelet_static, const struct cpumask *cpus,
+			   const struct cpumask *full, const char *why)
+{
+	const struct cpumask *upper = kubelet_static && t->k8s ? full : cpus;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_top && !err; i++)
+		err = plan_set_cpuset(p, t->top[i], upper, why);
+	for (size_t i = 0; i < snap->nr_pods && !err; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+
+		if (!is_be_child(t, sp))
+			continue;
+		if (t->k8s)
+			err = plan_set_cpuset(p, sp->cgroup, upper, why);
+		for (size_t c = 0; c < sp->nr_ctrs && !err; c++)
+			if (sp->ctrs[c].cgroup)
+				err = plan_set_cpuset(p, sp->ctrs[c].cgroup, cpus, why);
+	}
+	return err;
+}
+
+static int plan_top(struct plan *p, const struct targets *t, enum plan_knob knob,
+		    const struct plan_value *v, const char *why)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_top && !err; i++)
+		err = plan_set(p, t->top[i], knob, v, "%s", why);
+	return err;
+}
+
+static int decide_cpuset(struct suppress_state *st, const struct strategy_input *in,
+			 const struct targets *t, int64_t budget, struct plan *p)
+{
+	struct cpumask allowed, lse, lsr, full, cpus;
+	struct plan_value unlimited = { .quota_us = -1 };
+	char why[PLAN_WHY_MAX];
+	unsigned int n;
+	int err;
+
+	strat_allowed(in, &allowed);
+	strat_bound(in->snap, &lse, &lsr);
+	cpumask_andnot(&full, &allowed, &lse);
+	n = suppress_cpuset_count(budget, in->snap->node.nr_cpus, st->cur_cpus,
+				  cpumask_count(&full));
+	suppress_pick_cpuset(in->snap->node.topo, &allowed, &lse, &lsr, n, &cpus);
+	st->cur_cpus = cpumask_count(&cpus);
+	snprintf(why, sizeof(why), "suppress cpuset: budget %lldm -> %u cpus", (long long)budget,
+		 st->cur_cpus);
+	err = plan_be_cpusets(p, in->snap, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC, &cpus,
+			      &full, why);
+	if (!err)
+		err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress cpuset: no quota");
+	p->has_be_cpus = true;
+	p->be_cpus = cpus;
+	return err;
+}
+
+/* Neutral cpusets (the full BE set) for every policy but cpuset. */
+static int restore_cpusets(const struct strategy_input *in, const struct targets *t, struct plan *p,
+			   const char *why)
+{
+	struct cpumask full;
+
+	strat_be_full(in, &full);
+	return plan_be_cpusets(p, in->snap, t, false, &full, &full, why);
+}
+
+static int decide_quota(struct suppress_state *st, const struct strategy_input *in,
+			const struct targets *t, int64_t budget, struct plan *p)
+{
+	struct plan_value v = { .period_us = CFS_PERIOD_US };
+	char why[PLAN_WHY_MAX];
+	int err;
+
+	v.quota_us = suppress_cfs_quota(budget, in->snap->node.nr_cpus, st->cur_quota);
+	st->cur_quota = v.quota_us;
+	snprintf(why, sizeof(why), "suppress cfsQuota: budget %lldm", (long long)budget);
+	err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
+	if (!err)
+		err = restore_cpusets(in, t, p, "suppress cfsQuota: full BE cpuset");
+	p->has_be_quota = true;
+	p->be_quota_us = v.quota_us;
+	return err;
+}
+
+static int decide_weight_idle(const struct strategy_input *in, const struct targets *t,
+			      struct plan *p)
+{
+	struct plan_value unlimited = { .quota_us = -1 };
+	struct plan_value v = { .shares = in->cfg->be_shares, .idle = true };
+	bool weight = in->cfg->suppress_policy == SUPPRESS_WEIGHT;
+	int err;
+
+	err = plan_top(p, t, weight ? PLAN_KNOB_SHARES : PLAN_KNOB_IDLE, &v,
+		       weight ? "suppress weight: low BE shares" : "suppress idle: SCHED_IDLE");
+	if (!err)
+		err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress: no quota");
+	if (!err)
+		err = restore_cpusets(in, t, p, "suppress: full BE cpuset");
+	return err;
+}
+
+static int suppress_decide(void *state, const struct strategy_input *in, struct plan *p)
+{
+	struct suppress_state *st = state;
+	struct targets t;
+	int64_t budget;
+
+	if (st->policy != in->cfg->suppress_policy) {
+		/* a new mechanism starts from scratch: no growth cap against the old one */
+		st->policy = in->cfg->suppress_policy;
+		st->cur_cpus = 0;
+		st->cur_quota = -1;
+	}
+	find_targets(in->snap, &t);
+	if (!t.nr_top)
+		return 0;
+	if (st->policy == SUPPRESS_WEIGHT || st->policy == SUPPRESS_IDLE)
+		return decide_weight_idle(in, &t, p);
+	/* without node usage there is no budget: keep the planned knobs out of the plan */
+	if (!in->snap->node.has_cpu_usage || !in->snap->node.nr_cpus)
+		return 0;
+	budget = suppress_be_budget_milli(in);
+	if (st->policy == SUPPRESS_CFS_QUOTA)
+		return decide_quota(st, in, &t, budget, p);
+	return decide_cpuset(st, in, &t, budget, p);
+}
+
+static bool suppress_enabled(const struct slo_config *cfg)
+{
+	return cfg->suppress_enable;
+}
+
+static int suppress_init(const struct slo_config *cfg, void **ret)
+{
+	struct suppress_state *st = calloc(1, sizeof(*st));
+
+	if (!st)
+		return -ENOMEM;
+	st->policy = cfg->suppress_policy;
+	st->cur_quota = -1;
+	*ret = st;
+	return 0;
+}
+
+static void suppress_fini(void *state)
+{
+	free(state);
+}
+
+const struct kqos_strategy cpu_suppress_strategy = {
+	.name = "cpu_suppress",
+	.desc = "BE CPU suppression from resourceUsedThresholdWithBE (cpuset, cfsQuota, weight, idle)",
+	.prio = 30,
+	.enabled = suppress_enabled,
+	.init = suppress_init,
+	.decide = suppress_decide,
+	.fini = suppress_fini,
+};

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The strategy table: adding a strategy is one file, one line here and one test file. */
+#include <string.h>
+
+#include "strategy.h"
+
+const struct kqos_strategy *const kqos_strategies[] = {
+	&cpu_suppress_strategy,
+	&cpuset_rules_strategy,
+	&batch_resource_strategy,
+	NULL,
+};
+
+const struct kqos_strategy *strategy_find(const char *name)
+{
+	const struct kqos_strategy *s;
+	size_t i;
+
+	strategy_for_each(s, i)
+		if (!strcmp(s->name, name))
+			return s;
+	return NULL;
+}
