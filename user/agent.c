@@ -13,11 +13,13 @@
 #include "cgid.h"
 #include "cgmode.h"
 #include "collector.h"
+#include "export.h"
 #include "log.h"
 #include "report.h"
 #include "sample.h"
+#include "snapbuild.h"
 
-enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF };
+enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT };
 
 struct agent {
 	struct kqos_opts *opts;
@@ -25,22 +27,22 @@ struct agent {
 	struct cg_hier hier;
 	struct collector *col;
 	struct cgid_index *ids;
+	struct snapbuild *sb;
+	struct exporter *exp;
+	struct snapshot *snap; /* the latest */
 	int epfd, tfd, sfd;
 	size_t cap;
 	struct cg_totals *prev, *cur;
 	size_t nprev;
-	struct cg_rate *rates;
-	struct cg_view *views;
-	size_t nviews;
 	__u64 prev_ns, last_reap_ns;
 	bool stop;
 };
 
-static __u64 now_ns(void)
+static __u64 clock_ns(clockid_t id)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(id, &ts);
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
@@ -70,6 +72,8 @@ static int setup_loop(struct agent *a)
 	sigaddset(&mask, SIGINT);
 	sigaddset(&mask, SIGTERM);
 	sigaddset(&mask, SIGHUP);
+	/* A client that goes away mid-write must not kill the agent. */
+	signal(SIGPIPE, SIG_IGN);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL))
 		return -errno;
 	a->sfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
@@ -82,6 +86,8 @@ static int setup_loop(struct agent *a)
 		err = watch(a, a->tfd, EV_TIMER);
 	if (!err)
 		err = watch(a, collector__events_fd(a->col), EV_RINGBUF);
+	if (!err && a->exp && exporter__epoll_fd(a->exp) >= 0)
+		err = watch(a, exporter__epoll_fd(a->exp), EV_EXPORT);
 	if (!err)
 		err = arm_timer(a);
 	return err;
@@ -89,19 +95,39 @@ static int setup_loop(struct agent *a)
 
 static int alloc_buffers(struct agent *a)
 {
-	/* Sized once from the map capacity: the loop itself never allocates for samples. */
+	/* Sized once from the map capacity: reading the maps never allocates. */
 	a->cap = collector__capacity(a->col);
 	a->prev = calloc(a->cap, sizeof(*a->prev));
 	a->cur = calloc(a->cap, sizeof(*a->cur));
-	a->rates = calloc(a->cap, sizeof(*a->rates));
-	a->views = calloc(a->cap, sizeof(*a->views));
-	return a->prev && a->cur && a->rates && a->views ? 0 : -ENOMEM;
+	return a->prev && a->cur ? 0 : -ENOMEM;
+}
+
+static int open_collector(struct agent *a)
+{
+	struct collector_opts copts = { .max_cgroups = a->cfg.collector.max_cgroups,
+					.cgroup_mode = a->hier.bpf_mode };
+	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
+
+	copts.pmu_events = pmu;
+	copts.pmu_n = config_pmu_events(&a->cfg, pmu);
+	return collector__open(&copts, &a->col);
+}
+
+static int open_exporter(struct agent *a)
+{
+	struct export_opts o = {
+		.textfile_dir = a->cfg.export.textfile_dir,
+		.textfile_interval_ns = a->cfg.export.textfile_interval_ns,
+		/* --once prints and exits: no socket for kqos-top to find. */
+		.socket_path = a->opts->once ? NULL : a->cfg.export.socket,
+		.socket_group = a->cfg.export.socket_group,
+	};
+
+	return exporter__new(&o, &a->exp);
 }
 
 static int start(struct agent *a)
 {
-	struct collector_opts copts = { .max_cgroups = a->cfg.collector.max_cgroups };
-	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 	int err;
 
 	err = cg_hier_resolve(a->cfg.cgroup_root, a->cfg.cgroup_mode, &a->hier);
@@ -110,18 +136,18 @@ static int start(struct agent *a)
 			a->cfg.cgroup_mode, err);
 		return err;
 	}
-	copts.cgroup_mode = a->hier.bpf_mode;
-	copts.pmu_events = pmu;
-	copts.pmu_n = config_pmu_events(&a->cfg, pmu);
 	err = cgid_index__new(a->hier.mount, &a->ids);
 	if (err) {
 		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", a->hier.mount, err);
 		return err;
 	}
-	err = collector__open(&copts, &a->col);
-	if (err)
-		return err;
-	err = alloc_buffers(a);
+	err = open_collector(a);
+	if (!err)
+		err = snapbuild__new(&a->cfg, &a->hier, &a->sb);
+	if (!err)
+		err = open_exporter(a);
+	if (!err)
+		err = alloc_buffers(a);
 	if (!err)
 		err = setup_loop(a);
 	if (err)
@@ -135,8 +161,9 @@ static int start(struct agent *a)
 
 static void stop(struct agent *a)
 {
-	free(a->views);
-	free(a->rates);
+	snapshot__free(a->snap);
+	exporter__free(a->exp);
+	snapbuild__free(a->sb);
 	free(a->cur);
 	free(a->prev);
 	collector__free(a->col);
@@ -164,34 +191,43 @@ static void reap(struct agent *a)
 		log_dbg("reaped vanished cgroups", "count=%zu", gone);
 }
 
-static void build_views(struct agent *a, size_t nrates)
+static void publish(struct agent *a, struct snapshot *s, __u64 now)
 {
-	a->nviews = 0;
-	for (size_t i = 0; i < nrates; i++) {
-		const char *path;
-		int err = cgid_index__path(a->ids, a->rates[i].cgid, &path);
-
-		/* A cgroup that ran and vanished within the interval has no path left. */
-		if (err)
-			continue;
-		a->views[a->nviews++] = (struct cg_view){ .path = path, .rate = a->rates[i] };
-	}
+	snapshot__free(a->snap);
+	a->snap = s;
+	if (a->exp)
+		exporter__publish(a->exp, s, now);
 }
 
-static int tick(struct agent *a)
+static void tick(struct agent *a)
 {
-	__u64 now = now_ns();
+	__u64 now = clock_ns(CLOCK_MONOTONIC);
+	struct snapbuild_input in;
 	struct cg_totals *tmp;
-	size_t nrates;
+	struct snapshot *s;
 	int n;
 
 	n = collector__read(a->col, a->cur, a->cap);
 	if (n < 0) {
 		log_warn("reading the collector maps failed", "err=%d", n);
-		return 0;
+		return;
 	}
-	nrates = sample_rates(a->prev, a->nprev, a->cur, n, now - a->prev_ns, a->rates, a->cap);
-	build_views(a, nrates);
+	snapbuild__poll_pods(a->sb, now);
+	in = (struct snapbuild_input){ .prev = a->prev,
+				       .nprev = a->nprev,
+				       .cur = a->cur,
+				       .ncur = (size_t)n,
+				       .dt_ns = now - a->prev_ns,
+				       .mono_ns = now,
+				       .wall_ns = clock_ns(CLOCK_REALTIME),
+				       .ids = a->ids,
+				       .col = a->col,
+				       .dropped = collector__dropped(a->col) };
+	s = snapbuild__build(a->sb, &in);
+	if (s)
+		publish(a, s, now);
+	else
+		log_warn("building the snapshot failed, keeping the last one", "err=%d", -ENOMEM);
 	tmp = a->prev;
 	a->prev = a->cur;
 	a->cur = tmp;
@@ -202,26 +238,16 @@ static int tick(struct agent *a)
 		collector__pmu_refresh(a->col);
 		a->last_reap_ns = now;
 	}
-	log_dbg("tick", "cgroups=%d active=%zu", n, a->nviews);
-	return 0;
+	log_dbg("tick", "cgroups=%d pods=%zu", n, a->snap ? a->snap->nr_pods : 0);
 }
 
 static int print_once(struct agent *a)
 {
-	struct report_meta m = {
-		.hierarchy = a->hier.name,
-		.mount = a->hier.mount,
-		.interval_s = a->cfg.interval_ns / 1e9,
-		.dropped = collector__dropped(a->col),
-		.pmu_n = collector__pmu_count(a->col),
-	};
-
-	for (int i = 0; i < m.pmu_n; i++)
-		m.pmu[i] = collector__pmu_event(a->col, i);
-
+	if (!a->snap)
+		return -ENODATA;
 	if (a->opts->format == OUT_JSON)
-		return report_json(stdout, &m, a->views, a->nviews);
-	return report_text(stdout, &m, a->views, a->nviews);
+		return report_json(stdout, a->snap);
+	return report_text(stdout, a->snap);
 }
 
 static void reload(struct agent *a)
@@ -293,6 +319,8 @@ static int loop(struct agent *a)
 				err = on_timer(a);
 			else if (evs[i].data.u64 == EV_RINGBUF)
 				collector__consume_events(a->col);
+			else if (evs[i].data.u64 == EV_EXPORT)
+				exporter__dispatch(a->exp, clock_ns(CLOCK_MONOTONIC));
 		}
 	}
 	return err;
@@ -308,7 +336,7 @@ int agent_run(struct kqos_opts *opts)
 	err = start(&a);
 	if (!err) {
 		/* Baseline read, so the first tick covers exactly one interval. */
-		a.prev_ns = now_ns();
+		a.prev_ns = clock_ns(CLOCK_MONOTONIC);
 		a.last_reap_ns = a.prev_ns;
 		err = collector__read(a.col, a.prev, a.cap);
 		a.nprev = err > 0 ? err : 0;

@@ -447,8 +447,7 @@ static int set_strlist(struct parse_ctx *c, const struct field *f, json_t *v, vo
 
 	if (!json_is_array(v) || json_array_size(v) > f->max)
 		return fail(c, "expected an array of at most %llu strings", f->max);
-	json_array_foreach(v, i, e)
-	{
+	json_array_foreach(v, i, e) {
 		if (!json_is_string(e) || !json_string_length(e) ||
 		    json_string_length(e) >= f->size)
 			return fail(c, "element %zu: expected a string of 1..%zu bytes", i,
@@ -470,8 +469,7 @@ static int set_objlist(struct parse_ctx *c, const struct field *f, json_t *v, vo
 
 	if (!json_is_array(v) || json_array_size(v) > f->max)
 		return fail(c, "expected an array of at most %llu objects", f->max);
-	json_array_foreach(v, i, e)
-	{
+	json_array_foreach(v, i, e) {
 		if (!json_is_object(e))
 			return fail(c, "element %zu: expected an object", i);
 		/* "[i]" path parts name the element in messages; positions stop at the array. */
@@ -551,8 +549,7 @@ static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *
 	json_t *v;
 	int err;
 
-	json_object_foreach(obj, key, v)
-	{
+	json_object_foreach(obj, key, v) {
 		const struct field *f = find_field(fields, key);
 
 		if (c->depth >= (int)(sizeof(c->path) / sizeof(c->path[0])))

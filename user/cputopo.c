@@ -264,8 +264,7 @@ int topology__load(const char *sysfs_root, struct topology **ret)
 		err = -ENOMEM;
 		goto err_free;
 	}
-	cpumask_for_each(cpu, &topo->online)
-	{
+	cpumask_for_each(cpu, &topo->online) {
 		struct topo_cpu *c = &topo->cpus[topo->nr_cpus++];
 
 		c->cpu = cpu;
@@ -361,8 +360,7 @@ static int parse_entries(const char *path, json_t *entries, struct cpumgr_state 
 
 	if (!json_is_object(entries))
 		return bad_field(path, "entries", "not an object");
-	json_object_foreach(entries, uid, pod)
-	{
+	json_object_foreach(entries, uid, pod) {
 		if (!json_is_object(pod))
 			return bad_field(path, "entries.<pod>", "not an object");
 		n += json_object_size(pod);
@@ -370,12 +368,10 @@ static int parse_entries(const char *path, json_t *entries, struct cpumgr_state 
 	st->entries = calloc(n + 1, sizeof(*st->entries));
 	if (!st->entries)
 		return -ENOMEM;
-	json_object_foreach(entries, uid, pod)
-	{
+	json_object_foreach(entries, uid, pod) {
 		if (!uid_ok(uid))
 			return bad_field(path, "entries.<pod>", "pod uid not [0-9a-f-]");
-		json_object_foreach(pod, name, cpus)
-		{
+		json_object_foreach(pod, name, cpus) {
 			struct cpumgr_entry *e = &st->entries[st->nr_entries];
 
 			if (!json_is_string(cpus) ||

@@ -391,8 +391,7 @@ static json_t *ci_get(json_t *obj, const char *key)
 	v = json_object_get(obj, key);
 	if (v)
 		return v;
-	json_object_foreach(obj, k, v)
-	{
+	json_object_foreach(obj, k, v) {
 		if (!strcasecmp(k, key))
 			return v;
 	}
@@ -624,8 +623,7 @@ static int parse_containers(const struct pctx *c, json_t *spec, struct pod *pod)
 	pod->containers = calloc(json_array_size(arr), sizeof(*pod->containers));
 	if (!pod->containers)
 		return -ENOMEM;
-	json_array_foreach(arr, i, ctr)
-	{
+	json_array_foreach(arr, i, ctr) {
 		struct pod_container *pc = &pod->containers[i];
 		const char *name = NULL;
 		int err;
@@ -653,8 +651,7 @@ static int parse_statuses(const struct pctx *c, json_t *status, struct pod *pod)
 
 	if (opt_typed(status, "containerStatuses", JSON_ARRAY, &arr))
 		return bad_pod(c, "status.containerStatuses", "not an array");
-	json_array_foreach(arr, i, st)
-	{
+	json_array_foreach(arr, i, st) {
 		const char *name = NULL, *cid = NULL;
 		struct pod_container *pc;
 		char field[160];
@@ -750,8 +747,7 @@ static int resolve_k8s_qos(const struct pctx *c, json_t *spec, json_t *status, s
 
 		if (!json_is_array(arr))
 			continue;
-		json_array_foreach(arr, i, ctr)
-		{
+		json_array_foreach(arr, i, ctr) {
 			if (!json_is_object(ctr))
 				continue;
 			/* containers were logged already; init containers only count for QoS */
@@ -804,8 +800,7 @@ static int res_status_parse(json_t *doc, struct pod *pod, char *why, size_t whyl
 	rs->numa = calloc(json_array_size(numa) + 1, sizeof(*rs->numa));
 	if (!rs->numa)
 		return -ENOMEM;
-	json_array_foreach(numa, i, e)
-	{
+	json_array_foreach(numa, i, e) {
 		struct pod_numa_res *nr = &rs->numa[i];
 		const char *bad = "";
 		long long node;
@@ -841,8 +836,7 @@ static int ext_spec_parse(json_t *doc, struct pod *pod, char *why, size_t whylen
 	es->containers = calloc(json_object_size(ctrs) + 1, sizeof(*es->containers));
 	if (!es->containers)
 		return -ENOMEM;
-	json_object_foreach(ctrs, name, v)
-	{
+	json_object_foreach(ctrs, name, v) {
 		struct pod_ext_spec_ctr *ec = &es->containers[es->nr_containers];
 		const char *bad = "";
 
@@ -928,8 +922,7 @@ static int resctrl_llc_parse(json_t *llc, struct pod_resctrl *rc, char *why, siz
 	rc->llc_per_cache = calloc(n + 1, sizeof(*rc->llc_per_cache));
 	if (!rc->llc_per_cache)
 		return -ENOMEM;
-	json_array_foreach(per, i, e)
-	{
+	json_array_foreach(per, i, e) {
 		struct pod_llc_range *r = &rc->llc_per_cache[i];
 
 		if (parse_int_in(ci_get(e, "cacheID"), 0, INT32_MAX, &id) ||
@@ -972,8 +965,7 @@ static int resctrl_mb_parse(json_t *mb, struct pod_resctrl *rc, char *why, size_
 	rc->mb_per_cache = calloc(n + 1, sizeof(*rc->mb_per_cache));
 	if (!rc->mb_per_cache)
 		return -ENOMEM;
-	json_array_foreach(per, i, e)
-	{
+	json_array_foreach(per, i, e) {
 		struct pod_mb_pct *m = &rc->mb_per_cache[i];
 
 		if (parse_int_in(ci_get(e, "cacheID"), 0, INT32_MAX, &id) ||
@@ -1127,8 +1119,7 @@ static int strings_only(json_t *obj)
 	const char *k;
 	json_t *v;
 
-	json_object_foreach(obj, k, v)
-	{
+	json_object_foreach(obj, k, v) {
 		if (!json_is_string(v))
 			return -EINVAL;
 	}
@@ -1295,8 +1286,7 @@ static int parse_items(json_t *items, const char *origin, const struct pod_list 
 	list->pods = calloc(json_array_size(items) + 1, sizeof(*list->pods));
 	if (!list->pods)
 		return -ENOMEM;
-	json_array_foreach(items, i, item)
-	{
+	json_array_foreach(items, i, item) {
 		struct pctx c = { .origin = origin, .idx = i, .list = list, .prev = prev };
 		struct pod *pod = &list->pods[list->nr_pods];
 

@@ -3,8 +3,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include <jansson.h>
-
 #include "report.h"
 
 void fmt_ns(char *buf, size_t len, unsigned long long ns)
@@ -19,120 +17,104 @@ void fmt_ns(char *buf, size_t len, unsigned long long ns)
 		snprintf(buf, len, "%.3gs", ns / 1e9);
 }
 
-/* Events with the roles CPI needs, in the collector's order. */
-static void pmu_cfgs(const struct report_meta *m, struct pmu_event_cfg *ev)
-{
-	for (int i = 0; i < m->pmu_n; i++)
-		ev[i] = *m->pmu[i];
-}
-
-static void fmt_cpi(char *buf, size_t len, const struct report_meta *m, const struct cg_rate *r)
-{
-	struct pmu_event_cfg ev[KQOS_PMU_MAX];
-	double cpi;
-
-	pmu_cfgs(m, ev);
-	if (rate_cpi(r, ev, m->pmu_n, &cpi))
-		snprintf(buf, len, "-");
-	else
-		snprintf(buf, len, "%.2f", cpi);
-}
+struct row {
+	char name[160];
+	const char *cls;
+	const struct snap_stats *st;
+};
 
 static int by_cpu_desc(const void *a, const void *b)
 {
-	const struct cg_view *x = a, *y = b;
+	const struct row *x = a, *y = b;
+	double cx = x->st->has_cpu ? x->st->cpu_cores : -1,
+	       cy = y->st->has_cpu ? y->st->cpu_cores : -1;
 
-	if (x->rate.cpu_cores != y->rate.cpu_cores)
-		return x->rate.cpu_cores < y->rate.cpu_cores ? 1 : -1;
-	return strcmp(x->path, y->path);
+	if (cx != cy)
+		return cx < cy ? 1 : -1;
+	return strcmp(x->name, y->name);
 }
 
-int report_text(FILE *f, const struct report_meta *m, const struct cg_view *v, size_t n)
+static void print_row(FILE *f, const struct row *r)
 {
-	struct cg_view *sorted = malloc((n ? n : 1) * sizeof(*sorted));
-	char p50[16], p99[16], max[16], cpi[16];
+	const struct snap_stats *st = r->st;
+	char cpu[16] = "-", runs[16] = "-", p50[16] = "-", p99[16] = "-", max[16] = "-",
+	     cpi[16] = "-", thr[16] = "-";
 
-	if (!sorted)
-		return -ENOMEM;
-	memcpy(sorted, v, n * sizeof(*v));
-	qsort(sorted, n, sizeof(*sorted), by_cpu_desc);
-	fprintf(f, "# hierarchy %s (%s), interval %.3fs, %zu cgroups ran\n", m->hierarchy, m->mount,
-		m->interval_s, n);
-	fprintf(f, "%-48s %7s %9s %9s %9s %9s %6s\n", "CGROUP", "CPU", "RUNS/s", "WAIT_P50",
-		"WAIT_P99", "WAIT_MAX", "CPI");
-	for (size_t i = 0; i < n; i++) {
-		const struct cg_rate *r = &sorted[i].rate;
-
-		fmt_ns(p50, sizeof(p50), r->wait_p50_ns);
-		fmt_ns(p99, sizeof(p99), r->wait_p99_ns);
-		fmt_ns(max, sizeof(max), r->wait_max_ns);
-		fmt_cpi(cpi, sizeof(cpi), m, r);
-		fprintf(f, "%-48s %7.3f %9.1f %9s %9s %9s %6s\n", sorted[i].path, r->cpu_cores,
-			r->runs_per_s, r->waits ? p50 : "-", r->waits ? p99 : "-",
-			r->waits ? max : "-", cpi);
+	if (st->has_cpu) {
+		snprintf(cpu, sizeof(cpu), "%.3f", st->cpu_cores);
+		snprintf(runs, sizeof(runs), "%.1f", st->runs_per_s);
 	}
-	free(sorted);
+	if (st->has_cpu && st->rq_waits) {
+		fmt_ns(p50, sizeof(p50), st->rq_p50_ns);
+		fmt_ns(p99, sizeof(p99), st->rq_p99_ns);
+		fmt_ns(max, sizeof(max), st->rq_max_ns);
+	}
+	if (st->has_throttle)
+		snprintf(thr, sizeof(thr), "%.1f%%", st->throttled_ratio * 100);
+	if (st->has_cpi)
+		snprintf(cpi, sizeof(cpi), "%.2f", st->cpi);
+	fprintf(f, "%-44s %-6s %7s %9s %9s %9s %9s %7s %6s\n", r->name, r->cls, cpu, runs, p50, p99,
+		max, thr, cpi);
+}
+
+static size_t pod_rows(const struct snapshot *s, struct row *rows)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		const struct pod *p = s->pods[i].pod;
+		struct row *r = &rows[n++];
+
+		if (p->name && p->namespace && !p->is_static)
+			snprintf(r->name, sizeof(r->name), "%s/%s", p->namespace, p->name);
+		else
+			snprintf(r->name, sizeof(r->name), "%s",
+				 p->name ? p->name :
+					   (s->pods[i].cgroup ? s->pods[i].cgroup : p->uid));
+		r->cls = *pod_qos_name(p->qos) ? pod_qos_name(p->qos) : "-";
+		r->st = &s->pods[i].st;
+	}
+	return n;
+}
+
+int report_text(FILE *f, const struct snapshot *s)
+{
+	struct row *rows = calloc(s->nr_pods + s->nr_others + 1, sizeof(*rows));
+	size_t n;
+
+	if (!rows)
+		return -ENOMEM;
+	fprintf(f, "# %s (%s), interval %.3fs, pods from %s%s: %zu, node CPUs %u", s->hierarchy,
+		s->mount, s->interval_s, s->pod_source, s->pods_stale ? " (stale)" : "", s->nr_pods,
+		s->node.nr_cpus);
+	if (s->node.has_cpu_usage)
+		fprintf(f, ", used %.3f", s->node.cpu_cores_used);
+	fputc('\n', f);
+	fprintf(f, "%-44s %-6s %7s %9s %9s %9s %9s %7s %6s\n", "POD/CGROUP", "CLASS", "CPU",
+		"RUNS/s", "WAIT_P50", "WAIT_P99", "WAIT_MAX", "THROT", "CPI");
+	n = pod_rows(s, rows);
+	qsort(rows, n, sizeof(*rows), by_cpu_desc);
+	for (size_t i = 0; i < n; i++)
+		print_row(f, &rows[i]);
+	for (size_t i = 0; i < s->nr_others; i++) {
+		snprintf(rows[i].name, sizeof(rows[i].name), "%s", s->others[i].cgroup);
+		rows[i].cls = "-";
+		rows[i].st = &s->others[i].st;
+	}
+	qsort(rows, s->nr_others, sizeof(*rows), by_cpu_desc);
+	for (size_t i = 0; i < s->nr_others; i++)
+		print_row(f, &rows[i]);
+	free(rows);
 	return 0;
 }
 
-/* "pmu": per event rates and scaling, plus CPI and MPKI where their inputs exist. */
-static json_t *pmu_json(const struct report_meta *m, const struct cg_rate *r)
+int report_json(FILE *f, const struct snapshot *s)
 {
-	struct pmu_event_cfg ev[KQOS_PMU_MAX];
-	json_t *events = json_object(), *o;
-	double x;
+	char *text = snapshot__to_json(s, true);
 
-	pmu_cfgs(m, ev);
-	for (int i = 0; i < m->pmu_n; i++)
-		json_object_set_new(events, ev[i].name,
-				    json_pack("{s:f, s:I, s:f}", "per_s", r->pmu_per_s[i], "count",
-					      (json_int_t)r->pmu_count[i], "running_ratio",
-					      r->pmu_running_ratio[i]));
-	o = json_pack("{s:o}", "events", events);
-	if (o && !rate_cpi(r, ev, m->pmu_n, &x))
-		json_object_set_new(o, "cpi", json_real(x));
-	if (o && !rate_mpki(r, ev, m->pmu_n, &x))
-		json_object_set_new(o, "llc_mpki", json_real(x));
-	return o;
-}
-
-static json_t *cg_json(const struct report_meta *m, const struct cg_view *v)
-{
-	const struct cg_rate *r = &v->rate;
-	json_t *o;
-
-	o = json_pack("{s:s, s:I, s:f, s:f, s:{s:I, s:f, s:I, s:I, s:I}}", "path", v->path,
-		      "cgroup_id", (json_int_t)r->cgid, "cpu_cores", r->cpu_cores, "runs_per_s",
-		      r->runs_per_s, "rq_wait", "count", (json_int_t)r->waits, "mean_ns",
-		      r->wait_mean_ns, "p50_ns", (json_int_t)r->wait_p50_ns, "p99_ns",
-		      (json_int_t)r->wait_p99_ns, "max_ns", (json_int_t)r->wait_max_ns);
-	/* Absent, not zero, when the host counts no PMU event. */
-	if (o && m->pmu_n)
-		json_object_set_new(o, "pmu", pmu_json(m, r));
-	return o;
-}
-
-int report_json(FILE *f, const struct report_meta *m, const struct cg_view *v, size_t n)
-{
-	json_t *root, *arr, *pmu;
-	int err = 0;
-
-	arr = json_array();
-	pmu = json_array();
-	root = json_pack("{s:s, s:s, s:f, s:I, s:o, s:o}", "hierarchy", m->hierarchy, "mount",
-			 m->mount, "interval_s", m->interval_s, "dropped_switches",
-			 (json_int_t)m->dropped, "pmu_events", pmu, "cgroups", arr);
-	if (!root || !arr) {
-		json_decref(arr);
+	if (!text)
 		return -ENOMEM;
-	}
-	for (int i = 0; i < m->pmu_n; i++)
-		json_array_append_new(pmu, json_string(m->pmu[i]->name));
-	for (size_t i = 0; i < n && !err; i++)
-		err = json_array_append_new(arr, cg_json(m, &v[i])) ? -ENOMEM : 0;
-	if (!err && json_dumpf(root, f, JSON_INDENT(2) | JSON_REAL_PRECISION(6)))
-		err = -EIO;
-	fputc('\n', f);
-	json_decref(root);
-	return err;
+	fprintf(f, "%s\n", text);
+	free(text);
+	return 0;
 }

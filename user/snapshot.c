@@ -108,8 +108,8 @@ static json_t *stats_json(const struct snapshot *s, const struct snap_stats *st)
 		set_new(o, "throttle",
 			json_pack("{s:I, s:I, s:f, s:f}", "nr_periods", (json_int_t)st->nr_periods,
 				  "nr_throttled", (json_int_t)st->nr_throttled,
-				  "throttled_seconds_total", st->throttled_ns / 1e9, "throttled_ratio",
-				  st->throttled_ratio));
+				  "throttled_seconds_total", st->throttled_ns / 1e9,
+				  "throttled_ratio", st->throttled_ratio));
 	if (st->pmu_n)
 		set_new(o, "pmu", pmu_json(s, st));
 	return o;
@@ -171,13 +171,15 @@ static json_t *node_json(const struct snapshot *s)
 	if (n->has_cpu_usage)
 		set_new(o, "cpu_cores_used", json_real(n->cpu_cores_used));
 	if (n->has_memory)
-		set_new(o, "memory", json_pack("{s:I, s:I}", "total_bytes",
-					       (json_int_t)n->mem_total_bytes, "used_bytes",
-					       (json_int_t)n->mem_used_bytes));
+		set_new(o, "memory",
+			json_pack("{s:I, s:I}", "total_bytes", (json_int_t)n->mem_total_bytes,
+				  "used_bytes", (json_int_t)n->mem_used_bytes));
+	if (n->cpumgr)
+		set_new(o, "kubelet_cpu_manager_policy", json_string(n->cpumgr->policy));
 	if (*n->kubepods)
-		set_new(o, "kubepods", json_pack("{s:s, s:s, s:s}", "root", n->kubepods,
-						 "burstable", n->burstable, "besteffort",
-						 n->besteffort));
+		set_new(o, "kubepods",
+			json_pack("{s:s, s:s, s:s}", "root", n->kubepods, "burstable", n->burstable,
+				  "besteffort", n->besteffort));
 	return o;
 }
 
@@ -200,10 +202,9 @@ static json_t *others_json(const struct snapshot *s)
 	json_t *a = json_array();
 
 	for (size_t i = 0; i < s->nr_others; i++)
-		json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "cgroup",
-						   s->others[i].cgroup, "cgroup_id",
-						   (json_int_t)s->others[i].cgid, "stats",
-						   stats_json(s, &s->others[i].st)));
+		json_array_append_new(a, json_pack("{s:s, s:I, s:o}", "cgroup", s->others[i].cgroup,
+						   "cgroup_id", (json_int_t)s->others[i].cgid,
+						   "stats", stats_json(s, &s->others[i].st)));
 	return a;
 }
 
@@ -219,9 +220,8 @@ static json_t *snapshot_json(const struct snapshot *s)
 			 "seq", (json_int_t)s->seq, "time", s->wall_ns / 1e9, "interval_s",
 			 s->interval_s, "hierarchy", s->hierarchy, "mount", s->mount, "pod_source",
 			 "kind", s->pod_source, "stale", s->pods_stale, "dropped_switches",
-			 (json_int_t)s->dropped_switches, "pmu_events", pmu, "node",
-			 node_json(s), "classes", classes_json(s), "pods", pods, "cgroups",
-			 others_json(s));
+			 (json_int_t)s->dropped_switches, "pmu_events", pmu, "node", node_json(s),
+			 "classes", classes_json(s), "pods", pods, "cgroups", others_json(s));
 }
 
 char *snapshot__to_json(const struct snapshot *s, bool pretty)
@@ -231,7 +231,7 @@ char *snapshot__to_json(const struct snapshot *s, bool pretty)
 
 	if (!root)
 		return NULL;
-	text = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(6));
+	text = json_dumps(root, (pretty ? JSON_INDENT(2) : JSON_COMPACT) | JSON_REAL_PRECISION(15));
 	json_decref(root);
 	return text;
 }

@@ -3,6 +3,7 @@
 #define KQOS_USER_SNAPSHOT_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stddef.h>
 #include <linux/types.h>
 
@@ -56,7 +57,7 @@ struct snap_stats {
 
 struct snap_container {
 	const struct pod_container *spec; /* borrowed from the pod list; NULL for walk-only */
-	char name[64];			  /* spec name, or the id's first 12 chars when unknown */
+	char name[64]; /* spec name, or the id's first 12 chars when unknown */
 	char id[POD_CTR_ID_MAX];
 	char *cgroup; /* relative to the hierarchy mount, "/..."; NULL when not found */
 	__u64 cgid;
@@ -65,7 +66,7 @@ struct snap_container {
 
 struct snap_pod {
 	const struct pod *pod; /* borrowed from snapshot->pods_list */
-	char *cgroup;	       /* NULL when the pod has no cgroup on this node (yet) */
+	char *cgroup; /* NULL when the pod has no cgroup on this node (yet) */
 	__u64 cgid;
 	struct snap_stats st;
 	struct snap_container *ctrs;
@@ -80,32 +81,34 @@ struct snap_class {
 
 struct snap_node {
 	const struct topology *topo; /* the agent's; NULL when sysfs could not be read */
-	unsigned int nr_cpus;	     /* online */
+	unsigned int nr_cpus; /* online */
 	bool has_cpu_usage;
 	double cpu_cores_used; /* /proc/stat user+nice+system+irq+softirq, koordinator's formula */
 	bool has_memory;
 	__u64 mem_total_bytes;
 	__u64 mem_used_bytes; /* MemTotal - MemAvailable */
+	/* kubelet's CPU manager checkpoint; NULL when absent. Valid until the next snapshot. */
+	const struct cpumgr_state *cpumgr;
 	/* the Kubernetes QoS parent dirs, relative to the mount; "" when there is no kubepods */
 	char kubepods[128];
-	char besteffort[160];
-	char burstable[160];
+	char besteffort[320];
+	char burstable[320];
 };
 
 /* resctrl monitoring of one group (class group kqos-LSR/LS/BE or a pod group), per L3 domain. */
 #define SNAP_RDT_DOMAINS 16
 struct snap_rdt_group {
-	char name[64];	     /* directory name under the resctrl root, e.g. "kqos-BE" */
+	char name[64]; /* directory name under the resctrl root, e.g. "kqos-BE" */
 	char class_name[16]; /* "LSR", "LS", "BE", or "" for a pod group */
 	char pod_uid[POD_UID_MAX]; /* pod groups only */
-	char schemata[256];  /* current schemata, lines joined with ';' */
+	char schemata[256]; /* current schemata, lines joined with ';' */
 	unsigned int nr_domains;
 	__u32 cache_id[SNAP_RDT_DOMAINS];
 	bool has_llc[SNAP_RDT_DOMAINS]; /* false for Unavailable/Error/Unassigned or no CMT */
 	__u64 llc_bytes[SNAP_RDT_DOMAINS];
 	bool has_mbm_total[SNAP_RDT_DOMAINS];
 	__u64 mbm_total_bytes[SNAP_RDT_DOMAINS]; /* counter as read */
-	double mbm_total_bps[SNAP_RDT_DOMAINS];	 /* rate since the previous read */
+	double mbm_total_bps[SNAP_RDT_DOMAINS]; /* rate since the previous read */
 	bool has_mbm_local[SNAP_RDT_DOMAINS];
 	__u64 mbm_local_bytes[SNAP_RDT_DOMAINS];
 	double mbm_local_bps[SNAP_RDT_DOMAINS];
@@ -116,9 +119,9 @@ struct snap_rdt_group {
 #define SNAP_RECENT	  16
 struct snap_action_count {
 	char strategy[24];
-	char knob[16];	 /* "cpuset", "cfs_quota", "shares", "idle", "memory_max", "schemata", ... */
+	char knob[16]; /* "cpuset", "cfs_quota", "shares", "idle", "memory_max", "schemata", ... */
 	char result[16]; /* "ok", "skipped", "error", "dry_run" */
-	__u64 count;	 /* since start */
+	__u64 count; /* since start */
 };
 
 struct snap_action {
@@ -147,15 +150,15 @@ struct snap_enforce {
 
 struct snapshot {
 	unsigned int refs;
-	__u64 seq;	/* 1, 2, ... per agent run */
-	__u64 mono_ns;	/* CLOCK_MONOTONIC at the sample */
-	__u64 wall_ns;	/* CLOCK_REALTIME at the sample */
+	__u64 seq; /* 1, 2, ... per agent run */
+	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
+	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
 	double interval_s;
 	char hierarchy[16]; /* "v1-cpu" | "v2" */
-	char mount[256];
+	char mount[PATH_MAX];
 
 	char pod_source[16]; /* "kubelet" | "file" | "static" | "cgroup" | "none" */
-	bool pods_stale;     /* the source failed; pods are its last good list */
+	bool pods_stale; /* the source failed; pods are its last good list */
 	struct pod_list *pods_list; /* a reference; NULL for the cgroup walk source */
 
 	struct snap_node node;
@@ -168,7 +171,7 @@ struct snapshot {
 		char *cgroup;
 		__u64 cgid;
 		struct snap_stats st;
-	} *others;
+	} * others;
 	size_t nr_others;
 
 	int pmu_n;

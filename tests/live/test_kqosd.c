@@ -127,16 +127,17 @@ Test(kqosd, once_json_lists_a_busy_cgroup, .init = setup, .fini = teardown, .tim
 	cr_assert_not_null(root, "not JSON: %s", jerr.text);
 	cr_expect_str_eq(json_string_value(json_object_get(root, "hierarchy")), "v1-cpu");
 	snprintf(want, sizeof(want), "/kqos-test-%d-daemon", (int)getpid());
-	json_array_foreach(json_object_get(root, "cgroups"), i, cg)
-	{
-		if (strcmp(json_string_value(json_object_get(cg, "path")), want))
+	json_array_foreach(json_object_get(root, "cgroups"), i, cg) {
+		json_t *st = json_object_get(cg, "stats");
+
+		if (strcmp(json_string_value(json_object_get(cg, "cgroup")), want))
 			continue;
 		found = true;
-		cr_expect_gt(json_real_value(json_object_get(cg, "cpu_cores")), 0.05);
+		cr_expect_gt(json_real_value(json_object_get(st, "cpu_cores")), 0.05);
 		/* Without PMU events (no hardware PMU here) the metrics are absent, not zero. */
 		if (!json_array_size(json_object_get(root, "pmu_events")))
-			cr_expect_null(json_object_get(cg, "pmu"));
-		cr_expect(json_is_object(json_object_get(cg, "rq_wait")));
+			cr_expect_null(json_object_get(st, "pmu"));
+		cr_expect(json_is_object(json_object_get(st, "rq_wait")));
 	}
 	cr_expect(found, "%s missing from --once output", want);
 	json_decref(root);
