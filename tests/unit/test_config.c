@@ -222,3 +222,43 @@ Test(opts, help_and_version_skip_config)
 	cr_assert_eq(parse_args(&o, err, "-V", NULL, NULL, NULL), 0);
 	cr_assert(o.version);
 }
+
+Test(config, pods_exports_and_passthrough_objects)
+{
+	struct kqos_config cfg;
+	char err[CONFIG_ERR_LEN] = "";
+
+	config_defaults(&cfg);
+	cr_assert_eq(
+		config_parse(
+			"t.json",
+			"{\"pods\": {\"source\": \"static\", \"groups\": ["
+			"{\"name\": \"db\", \"cgroup\": \"/system.slice/db.service\","
+			" \"qosClass\": \"LS\"},"
+			"{\"name\": \"batch\", \"cgroup\": \"/batch/*\", \"qosClass\": \"BE\"}]},"
+			" \"export\": {\"textfileDir\": \"/var/lib/prometheus/node-exporter\","
+			" \"socket\": \"\"},"
+			" \"nodeSLO\": {\"resourceUsedThresholdWithBE\": {\"enable\": true}}}",
+			&cfg, err, sizeof(err)),
+		0, "%s", err);
+	cr_expect_eq(cfg.pods.source, POD_SOURCE_STATIC);
+	cr_assert_eq(cfg.pods.nr_groups, 2);
+	cr_expect_str_eq(cfg.pods.groups[1].cgroup, "/batch/*");
+	cr_expect_str_eq(cfg.pods.groups[1].qos_class, "BE");
+	cr_expect_str_eq(cfg.export.socket, "");
+	cr_expect_str_eq(cfg.node_slo_json, "{\"resourceUsedThresholdWithBE\":{\"enable\":true}}");
+	cr_expect_str_eq(cfg.strategies_json, "", "absent object stays empty");
+}
+
+Test(config, bad_group_names_the_element_and_field)
+{
+	expect_error("{\"pods\": {\"groups\": [{\"name\": \"a\", \"cgroup\": \"/a\", \"qosClass\": "
+		     "\"LS\"},\n {\"name\": \"b\", \"cgroups\": \"/b\"}]}}",
+		     "key 'pods.groups[1].cgroups': unknown key");
+	expect_error("{\"pods\": {\"groups\": [{\"name\": \"a\", \"cgroup\": \"/a\", \"qosClass\": "
+		     "\"Gold\"}]}}",
+		     "qosClass 'Gold' is not LSE|LSR|LS|BE|SYSTEM");
+	expect_error("{\"nodeSLO\": [1]}", "key 'nodeSLO': expected an object");
+	expect_error("{\"pods\": {\"source\": \"etcd\"}}",
+		     "expected one of auto|kubelet|file|cgroup|static|none");
+}
