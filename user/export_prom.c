@@ -213,15 +213,25 @@ static void family(FILE *f, const char *name, const char *type, const char *help
 	fprintf(f, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
-/* Go's float parser reads %.17g exactly; integers print as integers. */
+/* The shortest of %.15g..%.17g that reads back exactly: 0.9, not 0.90000000000000002. */
 static void put_value(FILE *f, double v)
 {
-	if (isnan(v))
+	char buf[40];
+
+	if (isnan(v)) {
 		fputs(" NaN\n", f);
-	else if (isinf(v))
+		return;
+	}
+	if (isinf(v)) {
 		fputs(v > 0 ? " +Inf\n" : " -Inf\n", f);
-	else
-		fprintf(f, " %.17g\n", v);
+		return;
+	}
+	for (int prec = 15; prec <= 17; prec++) {
+		snprintf(buf, sizeof(buf), "%.*g", prec, v);
+		if (strtod(buf, NULL) == v)
+			break;
+	}
+	fprintf(f, " %s\n", buf);
 }
 
 static void sample(FILE *f, const char *name, const char *labels, const char *extra, double v)
@@ -586,9 +596,9 @@ static void health_families(struct render *r, const struct prom_health *h)
 	family(r->f, "kqos_last_cycle_timestamp_seconds", "gauge",
 	       "Wall-clock time of the last completed agent cycle.");
 	sample(r->f, "kqos_last_cycle_timestamp_seconds", NULL, NULL, s->wall_ns / 1e9);
-	family(r->f, "kqos_pod_source_stale", "gauge",
+	family(r->f, "kqos_stale_pod_list", "gauge",
 	       "1 when the pod source failed and kqos uses its last good pod list.");
-	sample(r->f, "kqos_pod_source_stale", NULL, NULL, s->pods_stale);
+	sample(r->f, "kqos_stale_pod_list", NULL, NULL, s->pods_stale);
 	family(r->f, "kqos_write_errors_total", "counter",
 	       "Failed writes to cgroup and resctrl files by the actuator.");
 	sample_u64(r->f, "kqos_write_errors_total", NULL, NULL, s->enforce.write_errors);

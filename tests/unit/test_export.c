@@ -1,0 +1,528 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The Prometheus textfile: format rules, promtool, node_exporter, atomic replace. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+#include "export.h"
+#include "export_prom.h"
+#include "test_export_snap.h"
+
+static char dir[64];
+static pid_t ne_pid = -1;
+
+static void setup(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/kqos-export-XXXXXX");
+	cr_assert_not_null(mkdtemp(dir));
+}
+
+static void teardown(void)
+{
+	char cmd[128];
+
+	if (ne_pid > 0) {
+		kill(ne_pid, SIGKILL);
+		waitpid(ne_pid, NULL, 0);
+		ne_pid = -1;
+	}
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+TestSuite(export_prom, .init = setup, .fini = teardown);
+
+static char *render(struct snapshot *s)
+{
+	struct prom_health h = { .textfile_write_errors = 3 };
+	char *text = NULL;
+	size_t len = 0;
+
+	cr_assert_eq(prom_render(s, &h, &text, &len), 0);
+	cr_assert_eq(strlen(text), len);
+	return text;
+}
+
+static char *slurp(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	char *buf = NULL;
+	size_t cap = 0, len;
+
+	if (!f)
+		return NULL;
+	len = getdelim(&buf, &cap, '\0', f);
+	fclose(f);
+	if (len == (size_t)-1) {
+		free(buf);
+		return strdup("");
+	}
+	return buf;
+}
+
+static void write_file(const char *path, const char *text)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs(text, f);
+	fclose(f);
+}
+
+/* promtool check metrics < file; returns its exit status, prints findings. */
+static int promtool(const char *text)
+{
+	char path[128], cmd[256];
+	int rc;
+
+	snprintf(path, sizeof(path), "%s/in.txt", dir);
+	write_file(path, text);
+	snprintf(cmd, sizeof(cmd), "promtool check metrics < '%s' >&2", path);
+	rc = system(cmd);
+	return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+Test(export_prom, rich_node_passes_promtool)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+
+	cr_assert_eq(promtool(text), 0, "promtool findings above; file:\n%s", text);
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, pods_without_metrics_pass_promtool)
+{
+	struct snapshot *s = snap_fx_bare();
+	char *text = render(s);
+
+	cr_assert_eq(promtool(text), 0, "file:\n%s", text);
+	/* nothing measured: no per-pod family at all, not zeros */
+	cr_assert_null(strstr(text, "kqos_pod_"), "%s", text);
+	cr_assert_null(strstr(text, "kqos_resctrl_"));
+	cr_assert_null(strstr(text, "pmu"));
+	cr_assert_null(strstr(text, "kqos_enforce_be_cpus"));
+	cr_assert_not_null(strstr(text, "kqos_build_info{"));
+	free(text);
+	snapshot__free(s);
+}
+
+/* End of the `name{labels}` part of a sample line, honouring escapes in label values. */
+static const char *series_end(const char *line)
+{
+	const char *p = line + strcspn(line, "{ ");
+	bool in_q = false;
+
+	if (*p != '{')
+		return p;
+	for (p++; *p; p++) {
+		if (in_q && *p == '\\' && p[1])
+			p++;
+		else if (*p == '"')
+			in_q = !in_q;
+		else if (!in_q && *p == '}')
+			return p + 1;
+	}
+	return NULL;
+}
+
+static bool has_suffix(const char *s, size_t len, const char *suf)
+{
+	size_t n = strlen(suf);
+
+	return len >= n && !strncmp(s + len - n, suf, n);
+}
+
+Test(export_prom, no_timestamps_unique_series_typed_families)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s), *save = NULL, *line;
+	char **seen = calloc(4096, sizeof(char *)), typed[512][96] = { { 0 } }, done[512][96];
+	size_t nr_seen = 0, nr_typed = 0, nr_done = 0;
+	char cur[96] = "";
+
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		const char *end, *val;
+		char fam[96];
+		size_t nlen;
+
+		if (!strncmp(line, "# TYPE ", 7)) {
+			sscanf(line + 7, "%95s", typed[nr_typed]);
+			/* a family's lines are contiguous: a name never comes back */
+			for (size_t i = 0; i < nr_done; i++)
+				cr_assert_str_neq(done[i], typed[nr_typed], "family %s split",
+						  done[i]);
+			snprintf(done[nr_done++], 96, "%s", cur);
+			snprintf(cur, sizeof(cur), "%s", typed[nr_typed++]);
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		end = series_end(line);
+		cr_assert_not_null(end, "unterminated labels: %s", line);
+		/* exactly one value after the series: a second field would be a timestamp */
+		cr_assert_eq(*end, ' ', "%s", line);
+		val = end + 1;
+		cr_assert_eq(strchr(val, ' '), NULL, "timestamp or junk in: %s", line);
+		cr_assert_gt(strlen(val), 0);
+		for (size_t i = 0; i < nr_seen; i++)
+			cr_assert_neq(strncmp(seen[i], line, (size_t)(end - line)) == 0 &&
+					      seen[i][end - line] == '\0',
+				      1, "duplicate series: %.*s", (int)(end - line), line);
+		seen[nr_seen++] = strndup(line, (size_t)(end - line));
+		/* the sample belongs to the family declared last (histograms by suffix) */
+		nlen = strcspn(line, "{ ");
+		snprintf(fam, sizeof(fam), "%.*s", (int)nlen, line);
+		if (strcmp(fam, cur)) {
+			cr_assert(has_suffix(fam, nlen, "_bucket") ||
+					  has_suffix(fam, nlen, "_sum") ||
+					  has_suffix(fam, nlen, "_count"),
+				  "sample %s outside its family %s", fam, cur);
+			cr_assert_eq(strncmp(fam, cur, strlen(cur)), 0, "%s in %s", fam, cur);
+		}
+	}
+	cr_assert_gt(nr_seen, 100);
+	for (size_t i = 0; i < nr_seen; i++)
+		free(seen[i]);
+	free(seen);
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, help_and_type_for_every_family_counters_by_full_name)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+
+	cr_assert_not_null(strstr(text, "# HELP kqos_pod_cpu_seconds_total "));
+	cr_assert_not_null(strstr(text, "# TYPE kqos_pod_cpu_seconds_total counter\n"));
+	cr_assert_not_null(strstr(text, "# TYPE kqos_pod_runqueue_latency_seconds histogram\n"));
+	cr_assert_not_null(strstr(text, "# TYPE kqos_enforce_actions_total counter\n"));
+	cr_assert_not_null(strstr(text, "# TYPE kqos_resctrl_llc_occupancy_bytes gauge\n"));
+	cr_assert_not_null(strstr(text, "# TYPE kqos_resctrl_mbm_total_bytes_total counter\n"));
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, values_units_and_labels)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+	const char *web = "pod=\"web-0\",namespace=\"shop\",qos_class=\"LS\"";
+	char want[512];
+
+	/* 12.5e9 * 3 ns = 37.5 s */
+	snprintf(want, sizeof(want), "kqos_pod_cpu_seconds_total{%s} 37.5\n", web);
+	cr_assert_not_null(strstr(text, want), "%s", text);
+	snprintf(want, sizeof(want),
+		 "kqos_container_cpu_seconds_total{pod=\"web-0\",namespace=\"shop\","
+		 "container=\"web\",qos_class=\"LS\"} 25\n");
+	cr_assert_not_null(strstr(text, want));
+	/* first bucket 2^10 ns, last 2^33 ns, +Inf = count = rq_waits_total = 3024 */
+	snprintf(want, sizeof(want),
+		 "kqos_pod_runqueue_latency_seconds_bucket{%s,le=\"1.024e-06\"} 0\n", web);
+	cr_assert_not_null(strstr(text, want), "%s", want);
+	snprintf(want, sizeof(want),
+		 "kqos_pod_runqueue_latency_seconds_bucket{%s,le=\"8.589934592\"} 2783\n", web);
+	cr_assert_not_null(strstr(text, want), "%s", want);
+	snprintf(want, sizeof(want),
+		 "kqos_pod_runqueue_latency_seconds_bucket{%s,le=\"+Inf\"} 3024\n", web);
+	cr_assert_not_null(strstr(text, want));
+	snprintf(want, sizeof(want), "kqos_pod_runqueue_latency_seconds_count{%s} 3024\n", web);
+	cr_assert_not_null(strstr(text, want));
+	snprintf(want, sizeof(want), "kqos_pod_runqueue_latency_seconds_sum{%s} 0.9\n", web);
+	cr_assert_not_null(strstr(text, want), "%s", want);
+	snprintf(want, sizeof(want), "kqos_pod_cpu_throttled_seconds_total{%s} 7.5\n", web);
+	cr_assert_not_null(strstr(text, want));
+	snprintf(want, sizeof(want),
+		 "kqos_pod_pmu_events_total{%s,event=\"instructions\"} 3000000000000\n", web);
+	cr_assert_not_null(strstr(text, want), "%s", want);
+	snprintf(want, sizeof(want), "kqos_pod_pmu_scaling_ratio{%s,event=\"cycles\"} 0.5\n", web);
+	cr_assert_not_null(strstr(text, want));
+	/* bare-metal group and cgroups outside pods */
+	cr_assert_not_null(strstr(text,
+				  "kqos_pod_cpu_seconds_total{pod=\"batchgrp\",namespace="
+				  "\"bare-metal\",qos_class=\"BE\",cgroup=\"/batch.slice\"} "));
+	cr_assert_not_null(strstr(text, "kqos_cgroup_cpu_seconds_total{cgroup=\"/system.slice/"
+					"sshd.service\"} "));
+	/* resctrl: pod group with its pod, class group with its class, per cache id */
+	cr_assert_not_null(strstr(text, "kqos_resctrl_llc_occupancy_bytes{group=\"kqos-pod-web-0\","
+					"pod=\"web-0\",namespace=\"shop\",qos_class=\"LS\","
+					"cache_id=\"1\"} 4194304\n"),
+			   "%s", text);
+	cr_assert_not_null(strstr(text, "kqos_resctrl_mbm_local_bytes_total{group=\"kqos-BE\","
+					"qos_class=\"BE\",cache_id=\"0\"} 500000000\n"));
+	cr_assert_not_null(strstr(text, "kqos_resctrl_l3_cbm_ways{group=\"kqos-LS\",qos_class="
+					"\"LS\",cache_id=\"1\"} 8\n"));
+	/* enforcement and health */
+	cr_assert_not_null(strstr(text, "kqos_enforce_be_cpus 2\n"));
+	cr_assert_not_null(strstr(text, "kqos_enforce_be_cpu_quota_seconds 0.2\n"));
+	cr_assert_not_null(strstr(text, "kqos_enforce_actions_total{strategy=\"cpu_suppress\","
+					"knob=\"cfs_quota\",result=\"error\"} 2\n"));
+	cr_assert_not_null(strstr(text, "kqos_write_errors_total 2\n"));
+	cr_assert_not_null(strstr(text, "kqos_textfile_write_errors_total 3\n"));
+	cr_assert_not_null(strstr(text, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
+	/* the library may be built at another commit than this test: only the shape */
+	cr_assert_not_null(strstr(text, "kqos_build_info{version=\""));
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, absent_metrics_have_no_sample)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+
+	/* idle-2 never ran: no series at all for it */
+	cr_assert_null(strstr(text, "pod=\"idle-2\""), "%s", text);
+	/* db-4 ran but has no cpu.stat: cpu yes, throttling no */
+	cr_assert_not_null(strstr(text, "kqos_pod_cpu_seconds_total{pod=\"db-4\""));
+	cr_assert_null(strstr(text, "kqos_pod_cpu_periods_total{pod=\"db-4\""));
+	/* batch-1 has no PMU samples */
+	cr_assert_null(strstr(text, "kqos_pod_pmu_events_total{pod=\"batch-1\""));
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, label_values_are_escaped)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text;
+
+	snapshot__free(s);
+	s = snap_fx_rich(1);
+	/* give the escaping pod some CPU so it gets series */
+	snap_fx_stats(&s->pods[2].st, 1.0, 0);
+	text = render(s);
+	cr_assert_not_null(strstr(text, "namespace=\"esc\\\"a\\\\b\\nc\""), "%s", text);
+	cr_assert_eq(promtool(text), 0);
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, vanished_pods_stop_appearing)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+
+	cr_assert_not_null(strstr(text, "pod=\"batch-1\""));
+	free(text);
+	/* batch-1 is gone in the next tick */
+	free(s->pods[1].cgroup);
+	free(s->pods[1].ctrs[0].cgroup);
+	free(s->pods[1].ctrs);
+	memmove(&s->pods[1], &s->pods[2], 3 * sizeof(*s->pods));
+	s->nr_pods = 4;
+	text = render(s);
+	cr_assert_null(strstr(text, "pod=\"batch-1\""));
+	cr_assert_not_null(strstr(text, "pod=\"web-0\""));
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, duplicate_pod_names_keep_one_series)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text, *p;
+	int n = 0;
+
+	/* db-4 renamed to a twin of web-0 (a pod recreated under the same name) */
+	s->pods[4].pod = &snap_fx_pods[0];
+	text = render(s);
+	for (p = text; (p = strstr(p, "kqos_pod_cpu_seconds_total{pod=\"web-0\"")); p++)
+		n++;
+	cr_assert_eq(n, 1, "%s", text);
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, write_replaces_the_file_and_leaves_no_temp)
+{
+	char path[128], *got;
+
+	snprintf(path, sizeof(path), "%s/kqos.prom", dir);
+	cr_assert_eq(prom_write_textfile(dir, "a 1\n", 4), 0);
+	cr_assert_eq(prom_write_textfile(dir, "b 2\n", 4), 0);
+	got = slurp(path);
+	cr_assert_str_eq(got, "b 2\n");
+	free(got);
+	cr_assert_eq(system("test $(ls -A /tmp/kqos-export-*/ 2>/dev/null | grep -c tmp) -eq 0"),
+		     0);
+	cr_assert_eq(prom_write_textfile("/nonexistent-kqos-dir", "a 1\n", 4), -ENOENT);
+}
+
+/* The writer dies after half of the temp file: the old kqos.prom must survive intact. */
+Test(export_prom, crash_mid_write_never_leaves_partial_file)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s), path[128], *got;
+	size_t len = strlen(text);
+	int status;
+	pid_t pid;
+
+	snprintf(path, sizeof(path), "%s/kqos.prom", dir);
+	cr_assert_eq(prom_write_textfile(dir, "kqos_old 1\n", 11), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		signal(SIGABRT, SIG_DFL);
+		prom_test_abort_after = (long)(len / 2);
+		prom_write_textfile(dir, text, len);
+		_exit(0); /* not reached */
+	}
+	cr_assert_eq(waitpid(pid, &status, 0), pid);
+	cr_assert(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT, "status %d", status);
+	got = slurp(path);
+	cr_assert_str_eq(got, "kqos_old 1\n");
+	free(got);
+	/* the half temp file is there (the crash was real), never under a *.prom name */
+	cr_assert_eq(system("ls /tmp/kqos-export-*/kqos.prom.tmp.* >/dev/null 2>&1"), 0);
+	prom_sweep_temp(dir);
+	cr_assert_neq(system("ls /tmp/kqos-export-*/kqos.prom.tmp.* >/dev/null 2>&1"), 0);
+	/* and the next write works */
+	cr_assert_eq(prom_write_textfile(dir, text, len), 0);
+	got = slurp(path);
+	cr_assert_str_eq(got, text);
+	free(got);
+	free(text);
+	snapshot__free(s);
+}
+
+Test(export_prom, exporter_writes_on_its_interval)
+{
+	struct export_opts o = { .textfile_dir = dir, .textfile_interval_ns = 10000000000ULL };
+	struct snapshot *s1 = snap_fx_rich(1), *s2 = snap_fx_rich(2), *s3 = snap_fx_rich(3);
+	struct exporter *e = NULL;
+	char path[128], *got;
+
+	snprintf(path, sizeof(path), "%s/kqos.prom", dir);
+	cr_assert_eq(exporter__new(&o, &e), 0);
+	cr_assert_eq(exporter__epoll_fd(e), -1, "no socket configured");
+	exporter__publish(e, s1, 1000000000ULL);
+	got = slurp(path);
+	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
+	free(got);
+	exporter__publish(e, s2, 6000000000ULL); /* 5 s later: not yet */
+	got = slurp(path);
+	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
+	free(got);
+	exporter__publish(e, s3, 11000000000ULL);
+	got = slurp(path);
+	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900003\n"));
+	free(got);
+	snapshot__free(s1);
+	snapshot__free(s2);
+	snapshot__free(s3);
+	exporter__free(e);
+	exporter__free(NULL);
+}
+
+Test(export_prom, unwritable_dir_counts_errors_and_keeps_going)
+{
+	struct export_opts o = { .textfile_dir = "/nonexistent-kqos-dir",
+				 .textfile_interval_ns = 1 };
+	struct snapshot *s = snap_fx_rich(1);
+	struct exporter *e = NULL;
+
+	cr_assert_eq(exporter__new(&o, &e), 0);
+	exporter__publish(e, s, 1);
+	exporter__publish(e, s, 10);
+	cr_assert_eq(exporter__textfile_write_errors(e), 2);
+	exporter__free(e);
+	snapshot__free(s);
+}
+
+/* --- a real node_exporter ----------------------------------------------------------------- */
+
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), port;
+
+	cr_assert_geq(fd, 0);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	port = ntohs(sa.sin_port);
+	close(fd);
+	return port;
+}
+
+static char *scrape(int port)
+{
+	char cmd[256], *out = NULL;
+	size_t cap = 0;
+	FILE *p;
+
+	snprintf(cmd, sizeof(cmd), "curl -sf --max-time 2 http://127.0.0.1:%d/metrics", port);
+	p = popen(cmd, "r");
+	if (!p)
+		return NULL;
+	if (getdelim(&out, &cap, '\0', p) < 0) {
+		free(out);
+		out = NULL;
+	}
+	if (pclose(p)) {
+		free(out);
+		out = NULL;
+	}
+	return out;
+}
+
+Test(export_prom, node_exporter_reads_the_textfile)
+{
+	struct export_opts o = { .textfile_dir = dir };
+	struct snapshot *s = snap_fx_rich(1);
+	struct exporter *e = NULL;
+	char listen[64], tfdir[160], *body = NULL;
+	int port = free_port();
+
+	cr_assert_eq(exporter__new(&o, &e), 0);
+	snap_fx_stats(&s->pods[2].st, 1.0, 0); /* the escaped namespace gets series too */
+	exporter__publish(e, s, 1);
+	exporter__free(e);
+	snapshot__free(s);
+
+	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", port);
+	snprintf(tfdir, sizeof(tfdir), "--collector.textfile.directory=%s", dir);
+	ne_pid = fork();
+	cr_assert_geq(ne_pid, 0);
+	if (ne_pid == 0) {
+		int null = open("/dev/null", O_WRONLY);
+
+		dup2(null, 1);
+		dup2(null, 2);
+		execlp("prometheus-node-exporter", "prometheus-node-exporter",
+		       "--collector.disable-defaults", "--collector.textfile", tfdir, listen,
+		       (char *)NULL);
+		_exit(127);
+	}
+	for (int i = 0; i < 100 && !body; i++) {
+		usleep(100000);
+		body = scrape(port);
+	}
+	cr_assert_not_null(body, "node_exporter did not answer on port %d", port);
+	cr_assert_not_null(strstr(body, "\nnode_textfile_scrape_error 0\n"), "%s", body);
+	cr_assert_not_null(strstr(body,
+				  "kqos_pod_cpu_seconds_total{cgroup=\"\",namespace=\"shop\",pod=\"web-0\","
+				  "qos_class=\"LS\"} 37.5\n"),
+			   "%s", body);
+	cr_assert_not_null(strstr(body, "kqos_pod_runqueue_latency_seconds_bucket{"));
+	cr_assert_not_null(strstr(body, "kqos_resctrl_llc_occupancy_bytes{"));
+	cr_assert_not_null(strstr(body, "kqos_build_info{"));
+	cr_assert_not_null(strstr(body, "namespace=\"esc\\\"a\\\\b\\nc\""));
+	free(body);
+}
