@@ -22,6 +22,7 @@
 struct suppress_state {
 	enum suppress_policy policy;
 	unsigned int cur_cpus; /* last decided BE cpuset size, 0 = none yet */
+	struct cpumask last_cpus;
 	int64_t cur_quota; /* last decided quota, -1 = none yet */
 };
 
@@ -305,8 +306,9 @@ static int plan_top(struct plan *p, const struct targets *t, enum plan_knob knob
 	return err;
 }
 
+/* @hold: no usage this tick, keep the last decision rather than let the knob be released */
 static int decide_cpuset(struct suppress_state *st, const struct strategy_input *in,
-			 const struct targets *t, int64_t budget, struct plan *p)
+			 const struct targets *t, int64_t budget, bool hold, struct plan *p)
 {
 	struct cpumask allowed, lse, lsr, full, cpus;
 	struct plan_value unlimited = { .quota_us = -1 };
@@ -317,12 +319,18 @@ static int decide_cpuset(struct suppress_state *st, const struct strategy_input 
 	strat_allowed(in, &allowed);
 	strat_bound(in->snap, &lse, &lsr);
 	cpumask_andnot(&full, &allowed, &lse);
-	n = suppress_cpuset_count(budget, in->snap->node.nr_cpus, st->cur_cpus,
-				  cpumask_count(&full));
-	suppress_pick_cpuset(in->snap->node.topo, &allowed, &lse, &lsr, n, &cpus);
-	st->cur_cpus = cpumask_count(&cpus);
-	snprintf(why, sizeof(why), "suppress cpuset: budget %lldm -> %u cpus", (long long)budget,
-		 st->cur_cpus);
+	if (hold) {
+		cpus = st->last_cpus;
+		snprintf(why, sizeof(why), "suppress cpuset: no usage, hold %u cpus", st->cur_cpus);
+	} else {
+		n = suppress_cpuset_count(budget, in->snap->node.nr_cpus, st->cur_cpus,
+					  cpumask_count(&full));
+		suppress_pick_cpuset(in->snap->node.topo, &allowed, &lse, &lsr, n, &cpus);
+		st->cur_cpus = cpumask_count(&cpus);
+		st->last_cpus = cpus;
+		snprintf(why, sizeof(why), "suppress cpuset: budget %lldm -> %u cpus",
+			 (long long)budget, st->cur_cpus);
+	}
 	err = plan_be_cpusets(p, in->snap, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC, &cpus,
 			      &full, why);
 	if (!err)
@@ -343,13 +351,14 @@ static int restore_cpusets(const struct strategy_input *in, const struct targets
 }
 
 static int decide_quota(struct suppress_state *st, const struct strategy_input *in,
-			const struct targets *t, int64_t budget, struct plan *p)
+			const struct targets *t, int64_t budget, bool hold, struct plan *p)
 {
 	struct plan_value v = { .period_us = CFS_PERIOD_US };
 	char why[PLAN_WHY_MAX];
 	int err;
 
-	v.quota_us = suppress_cfs_quota(budget, in->snap->node.nr_cpus, st->cur_quota);
+	v.quota_us = hold ? st->cur_quota :
+			    suppress_cfs_quota(budget, in->snap->node.nr_cpus, st->cur_quota);
 	st->cur_quota = v.quota_us;
 	snprintf(why, sizeof(why), "suppress cfsQuota: budget %lldm", (long long)budget);
 	err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
@@ -381,7 +390,8 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 {
 	struct suppress_state *st = state;
 	struct targets t;
-	int64_t budget;
+	int64_t budget = 0;
+	bool hold;
 
 	if (st->policy != in->cfg->suppress_policy) {
 		/* a new mechanism starts from scratch: no growth cap against the old one */
@@ -394,13 +404,13 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 		return 0;
 	if (st->policy == SUPPRESS_WEIGHT || st->policy == SUPPRESS_IDLE)
 		return decide_weight_idle(in, &t, p);
-	/* without node usage there is no budget: keep the planned knobs out of the plan */
-	if (!in->snap->node.has_cpu_usage || !in->snap->node.nr_cpus)
-		return 0;
-	budget = suppress_be_budget_milli(in);
+	/* without node usage there is no budget: hold the last decision, if any */
+	hold = !in->snap->node.has_cpu_usage || !in->snap->node.nr_cpus;
+	if (!hold)
+		budget = suppress_be_budget_milli(in);
 	if (st->policy == SUPPRESS_CFS_QUOTA)
-		return decide_quota(st, in, &t, budget, p);
-	return decide_cpuset(st, in, &t, budget, p);
+		return hold && st->cur_quota <= 0 ? 0 : decide_quota(st, in, &t, budget, hold, p);
+	return hold && !st->cur_cpus ? 0 : decide_cpuset(st, in, &t, budget, hold, p);
 }
 
 static bool suppress_enabled(const struct slo_config *cfg)

@@ -60,6 +60,10 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 /* Restore every original value from the journal (byte-identical), then clear it. */
 int enforcer__restore(struct enforcer *e);
 
+/* The enforcer's actuator (borrowed), for tests and counters. */
+struct actuator;
+struct actuator *enforcer__actuator(struct enforcer *e);
+
 /* NULL-safe; does NOT restore. */
 void enforcer__free(struct enforcer *e);
 
