@@ -160,15 +160,20 @@ static void send_snapshot(struct sockserv *s, unsigned int slot)
 
 static void handle_request(struct sockserv *s, unsigned int slot, char *line)
 {
+	const char *json;
 	char *status;
+	size_t len = 0;
 
 	/* tolerate CRLF from `nc`/`socat -` typed by hand */
 	line[strcspn(line, "\r")] = '\0';
 	if (!strcmp(line, "snapshot")) {
 		send_snapshot(s, slot);
 	} else if (!strcmp(line, "watch")) {
+		/* the current snapshot now if there is one, then each new one */
 		s->clients[slot]->watch = true;
-		send_snapshot(s, slot);
+		json = s->opts.json ? s->opts.json(s->opts.ctx, &len) : NULL;
+		if (json)
+			client_send(s, slot, json, len);
 	} else if (!strcmp(line, "status")) {
 		status = s->opts.status ? s->opts.status(s->opts.ctx) : NULL;
 		if (status)
