@@ -15,6 +15,7 @@
 #include "collector.h"
 #include "export.h"
 #include "log.h"
+#include "rdtmon.h"
 #include "report.h"
 #include "sample.h"
 #include "snapbuild.h"
@@ -29,6 +30,7 @@ struct agent {
 	struct cgid_index *ids;
 	struct snapbuild *sb;
 	struct exporter *exp;
+	struct rdtmon *rdt; /* NULL without resctrl */
 	struct snapshot *snap; /* the latest */
 	int epfd, tfd, sfd;
 	size_t cap;
@@ -126,6 +128,21 @@ static int open_exporter(struct agent *a)
 	return exporter__new(&o, &a->exp);
 }
 
+static void open_resctrl(struct agent *a)
+{
+	int err = rdtmon__new(a->cfg.resctrl.root, a->cfg.resctrl.interval_ns, NULL, &a->rdt);
+
+	if (err == -ENOENT)
+		log_info(
+			"resctrl is not mounted: LLC and memory bandwidth monitoring and control are "
+			"off",
+			"root=%s", a->cfg.resctrl.root);
+	else if (err)
+		log_warn(
+			"resctrl unusable: LLC and memory bandwidth monitoring and control are off",
+			"root=%s err=%d", a->cfg.resctrl.root, err);
+}
+
 static int start(struct agent *a)
 {
 	int err;
@@ -141,6 +158,7 @@ static int start(struct agent *a)
 		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", a->hier.mount, err);
 		return err;
 	}
+	open_resctrl(a);
 	err = open_collector(a);
 	if (!err)
 		err = snapbuild__new(&a->cfg, &a->hier, &a->sb);
@@ -164,6 +182,7 @@ static void stop(struct agent *a)
 	snapshot__free(a->snap);
 	exporter__free(a->exp);
 	snapbuild__free(a->sb);
+	rdtmon__free(a->rdt);
 	free(a->cur);
 	free(a->prev);
 	collector__free(a->col);
@@ -224,6 +243,9 @@ static void tick(struct agent *a)
 				       .col = a->col,
 				       .dropped = collector__dropped(a->col) };
 	s = snapbuild__build(a->sb, &in);
+	rdtmon__poll(a->rdt, now);
+	if (s && a->rdt && rdtmon__fill(a->rdt, s))
+		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
 	if (s)
 		publish(a, s, now);
 	else

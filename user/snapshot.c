@@ -208,6 +208,76 @@ static json_t *others_json(const struct snapshot *s)
 	return a;
 }
 
+static json_t *rdt_group_json(const struct snap_rdt_group *g)
+{
+	json_t *doms = json_array(), *o;
+
+	for (unsigned int d = 0; d < g->nr_domains; d++) {
+		json_t *x = json_pack("{s:i}", "cache_id", g->cache_id[d]);
+
+		if (g->has_llc[d])
+			set_new(x, "llc_occupancy_bytes",
+				json_integer((json_int_t)g->llc_bytes[d]));
+		if (g->has_mbm_total[d]) {
+			set_new(x, "mbm_total_bytes",
+				json_integer((json_int_t)g->mbm_total_bytes[d]));
+			set_new(x, "mbm_total_bytes_per_s", json_real(g->mbm_total_bps[d]));
+		}
+		if (g->has_mbm_local[d]) {
+			set_new(x, "mbm_local_bytes",
+				json_integer((json_int_t)g->mbm_local_bytes[d]));
+			set_new(x, "mbm_local_bytes_per_s", json_real(g->mbm_local_bps[d]));
+		}
+		json_array_append_new(doms, x);
+	}
+	o = json_pack("{s:s, s:s, s:o}", "group", g->name, "schemata", g->schemata, "domains",
+		      doms);
+	if (o && *g->class_name)
+		set_new(o, "class", json_string(g->class_name));
+	if (o && *g->pod_uid)
+		set_new(o, "pod_uid", json_string(g->pod_uid));
+	return o;
+}
+
+static json_t *rdt_json(const struct snapshot *s)
+{
+	json_t *groups = json_array();
+
+	for (size_t i = 0; i < s->nr_rdt; i++)
+		json_array_append_new(groups, rdt_group_json(&s->rdt[i]));
+	return json_pack("{s:b, s:o}", "enabled", s->rdt_enabled, "groups", groups);
+}
+
+static json_t *enforce_json(const struct snapshot *s)
+{
+	const struct snap_enforce *e = &s->enforce;
+	json_t *counts = json_array(), *recent = json_array(), *o;
+	char cpus[CPULIST_BUF_SIZE];
+
+	for (size_t i = 0; i < e->nr_counts; i++)
+		json_array_append_new(
+			counts, json_pack("{s:s, s:s, s:s, s:I}", "strategy", e->counts[i].strategy,
+					  "knob", e->counts[i].knob, "result", e->counts[i].result,
+					  "count", (json_int_t)e->counts[i].count));
+	for (size_t i = 0; i < e->nr_recent; i++) {
+		const struct snap_action *a = &e->recent[i];
+
+		json_array_append_new(recent,
+				      json_pack("{s:f, s:s, s:s, s:s, s:s, s:s, s:s}", "time",
+						a->wall_ns / 1e9, "strategy", a->strategy, "cgroup",
+						a->cgroup, "knob", a->knob, "value", a->value,
+						"result", a->result, "why", a->why));
+	}
+	o = json_pack("{s:b, s:b, s:I, s:o, s:o}", "enabled", e->enabled, "dry_run", e->dry_run,
+		      "write_errors", (json_int_t)e->write_errors, "actions", counts, "recent",
+		      recent);
+	if (o && e->has_be_cpus && cpulist_format(&e->be_cpus, cpus, sizeof(cpus)) >= 0)
+		set_new(o, "be_cpus", json_string(cpus));
+	if (o && e->has_be_quota)
+		set_new(o, "be_cfs_quota_us", json_integer(e->be_quota_us));
+	return o;
+}
+
 static json_t *snapshot_json(const struct snapshot *s)
 {
 	json_t *pods = json_array(), *pmu = json_array();
@@ -216,12 +286,14 @@ static json_t *snapshot_json(const struct snapshot *s)
 		json_array_append_new(pods, pod_json(s, &s->pods[i]));
 	for (int i = 0; i < s->pmu_n; i++)
 		json_array_append_new(pmu, json_string(s->pmu[i].name));
-	return json_pack("{s:I, s:f, s:f, s:s, s:s, s:{s:s, s:b}, s:I, s:o, s:o, s:o, s:o, s:o}",
+	return json_pack("{s:I, s:f, s:f, s:s, s:s, s:{s:s, s:b}, s:I, s:o, s:o, s:o, s:o, s:o, "
+			 "s:o, s:o}",
 			 "seq", (json_int_t)s->seq, "time", s->wall_ns / 1e9, "interval_s",
 			 s->interval_s, "hierarchy", s->hierarchy, "mount", s->mount, "pod_source",
 			 "kind", s->pod_source, "stale", s->pods_stale, "dropped_switches",
 			 (json_int_t)s->dropped_switches, "pmu_events", pmu, "node", node_json(s),
-			 "classes", classes_json(s), "pods", pods, "cgroups", others_json(s));
+			 "classes", classes_json(s), "pods", pods, "cgroups", others_json(s),
+			 "resctrl", rdt_json(s), "enforcement", enforce_json(s));
 }
 
 char *snapshot__to_json(const struct snapshot *s, bool pretty)
