@@ -1,0 +1,198 @@
+// SPDX-License-Identifier: GPL-2.0
+/* batch_resource against canned pods: koordinator.md §3.2 conversions and -1 rules. */
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch_resource.h"
+#include "cgroupfs.h"
+#include "slo.h"
+#include "snapshot.h"
+#include "strategy.h"
+
+#define GI (1024ULL * 1024 * 1024)
+
+static struct pod pod;
+static struct pod_container ctrs[2];
+static struct slo_config cfg;
+static struct snapshot *snap;
+static struct plan plan;
+
+static void setup(void)
+{
+	slo_config_init(&cfg);
+	cfg.batch_resource_enable = true;
+	snap = snapshot__new();
+	snap->node.nr_cpus = 4;
+	plan_init(&plan);
+	plan.strategy = "batch_resource";
+	plan.prio = 10;
+
+	memset(&pod, 0, sizeof(pod));
+	pod.uid = pod.name = "b0";
+	pod.qos_raw = pod.qos = POD_QOS_BE;
+	pod.k8s_qos = POD_K8S_QOS_BESTEFFORT;
+	pod.is_active = true;
+	for (int i = 0; i < 2; i++) {
+		memset(&ctrs[i], 0, sizeof(ctrs[i]));
+		ctrs[i].name = i ? "c1" : "c0";
+		pod_res_init(&ctrs[i].requests);
+		pod_res_init(&ctrs[i].limits);
+	}
+	/* c0: 1 core request, 2 cores limit, 1 GiB; c1: 500m request, no limit */
+	ctrs[0].requests.batch_cpu_milli = 1000;
+	ctrs[0].limits.batch_cpu_milli = 2000;
+	ctrs[0].limits.batch_memory_bytes = (int64_t)GI;
+	ctrs[1].requests.batch_cpu_milli = 500;
+	pod.containers = ctrs;
+	pod.nr_containers = 2;
+
+	snap->pods = calloc(1, sizeof(*snap->pods));
+	snap->nr_pods = 1;
+	snap->pods[0].pod = &pod;
+	snap->pods[0].cgroup = strdup("/kubepods/besteffort/podb0");
+	snap->pods[0].ctrs = calloc(2, sizeof(struct snap_container));
+	snap->pods[0].nr_ctrs = 2;
+	for (int i = 0; i < 2; i++) {
+		char cg[64];
+
+		snprintf(cg, sizeof(cg), "/kubepods/besteffort/podb0/c%d", i);
+		snap->pods[0].ctrs[i].cgroup = strdup(cg);
+		snap->pods[0].ctrs[i].spec = &ctrs[i];
+	}
+}
+
+static void teardown(void)
+{
+	plan_fini(&plan);
+	snapshot__free(snap);
+}
+
+TestSuite(batch_resource, .init = setup, .fini = teardown);
+
+Test(batch_resource, conversions)
+{
+	cr_assert_eq(batch_milli_to_shares(0), 2);
+	cr_assert_eq(batch_milli_to_shares(-1), 2);
+	cr_assert_eq(batch_milli_to_shares(1), 2);
+	cr_assert_eq(batch_milli_to_shares(100), 102);
+	cr_assert_eq(batch_milli_to_shares(1000), 1024);
+	cr_assert_eq(batch_milli_to_shares(1000000), 262144);
+	cr_assert_eq(batch_milli_to_quota(0), -1);
+	cr_assert_eq(batch_milli_to_quota(-5), -1);
+	cr_assert_eq(batch_milli_to_quota(5), 1000, "0 < q < 1000 -> 1000 (issue #696)");
+	cr_assert_eq(batch_milli_to_quota(2000), 200000);
+}
+
+/* ecosystem.md §2.2: the request -> shares -> v2 weight table, both formulas */
+Test(batch_resource, shares_to_weight_both_formulas)
+{
+	static const struct {
+		int64_t milli;
+		uint64_t shares, linear, log;
+	} t[] = {
+		{ 0, 2, 1, 1 },		  { 100, 102, 4, 17 },		{ 250, 256, 10, 35 },
+		{ 500, 512, 20, 59 },	  { 1000, 1024, 39, 100 },	{ 2000, 2048, 79, 174 },
+		{ 4000, 4096, 157, 303 }, { 64000, 65536, 2500, 3023 },
+	};
+
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		uint64_t s = batch_milli_to_shares(t[i].milli);
+
+		cr_assert_eq(s, t[i].shares, "%lldm", (long long)t[i].milli);
+		cr_assert_eq(cg_shares_to_weight(s, CG_WEIGHT_LINEAR), t[i].linear, "%llu",
+			     (unsigned long long)s);
+		cr_assert_eq(cg_shares_to_weight(s, CG_WEIGHT_LOG), t[i].log, "%llu",
+			     (unsigned long long)s);
+	}
+}
+
+static void decide(void)
+{
+	struct strategy_input in = { .snap = snap, .cfg = &cfg };
+
+	plan_reset(&plan);
+	cr_assert_eq(batch_resource_strategy.decide(NULL, &in, &plan), 0);
+}
+
+static const struct plan_entry *entry(const char *cg, enum plan_knob knob)
+{
+	const struct plan_entry *e = plan_find(&plan, cg, knob);
+
+	cr_assert_not_null(e, "no %s for %s", plan_knob_name(knob), cg);
+	return e;
+}
+
+#define POD "/kubepods/besteffort/podb0"
+
+Test(batch_resource, container_without_limit_makes_pod_quota_unlimited)
+{
+	decide();
+	cr_assert_eq(entry(POD, PLAN_KNOB_SHARES)->v.shares, 1536);
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cr_assert_eq(entry(POD, PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, UINT64_MAX);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_SHARES)->v.shares, 1024);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 200000);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, GI);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_SHARES)->v.shares, 512);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, UINT64_MAX);
+	cr_assert_str_eq(entry(POD, PLAN_KNOB_SHARES)->strategy, "batch_resource");
+}
+
+Test(batch_resource, all_limits_sum_at_pod_level)
+{
+	ctrs[1].limits.batch_cpu_milli = 1000;
+	ctrs[1].limits.batch_memory_bytes = (int64_t)GI;
+	decide();
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 300000);
+	cr_assert_eq(entry(POD, PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, 2 * GI);
+}
+
+Test(batch_resource, cfs_quota_suppress_forces_unlimited)
+{
+	cfg.suppress_enable = true;
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cfg.suppress_policy = SUPPRESS_CPUSET;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 200000);
+}
+
+Test(batch_resource, normalization_ratio_divides_quota)
+{
+	cfg.cpu_normalization_ratio = 1.2;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 166667);
+}
+
+Test(batch_resource, extended_spec_annotation_fills_missing_fields)
+{
+	struct pod_ext_spec_ctr ext = { .name = "c1" };
+
+	pod_res_init(&ext.requests);
+	pod_res_init(&ext.limits);
+	ext.limits.batch_cpu_milli = 3000;
+	pod.ext_spec.state = POD_ANN_OK;
+	pod.ext_spec.containers = &ext;
+	pod.ext_spec.nr_containers = 1;
+	decide();
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 300000);
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 500000);
+}
+
+Test(batch_resource, only_be_labelled_pods_with_batch_resources)
+{
+	pod.qos_raw = POD_QOS_NONE;
+	decide();
+	cr_assert_eq(plan.nr, 0, "unlabelled BestEffort pods are not touched");
+	pod.qos_raw = POD_QOS_BE;
+	for (int i = 0; i < 2; i++) {
+		pod_res_init(&ctrs[i].requests);
+		pod_res_init(&ctrs[i].limits);
+	}
+	decide();
+	cr_assert_eq(plan.nr, 0, "nothing happens without the extended spec");
+}
