@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -317,4 +318,23 @@ Test(resctrl_fake, tasks_comma_list_stops_at_first_bad_tid, .init = setup, .fini
 	cr_assert_str_eq(tasks, buf, "earlier moves stay, later ones never happen");
 	cr_assert_eq(raw_write("kqos-BE/tasks", "abc\n"), -EINVAL);
 	cr_assert_str_eq(status(), "Task list parsing error pid abc");
+}
+
+Test(resctrl_fake, allocation_only_tree, .fini = close_profile)
+{
+	struct resctrl_mon_value mv;
+	struct resctrl *r2;
+	char cmd[4200];
+
+	open_profile(NULL);
+	/* CAT/MBA without CQM/MBM: the kernel shows no L3_MON and no mon_data */
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s/info/L3_MON' '%s/mon_data'",
+		 resctrl_fake__root(fake), resctrl_fake__root(fake));
+	cr_assert_eq(system(cmd), 0);
+	cr_assert_eq(resctrl_open(resctrl_fake__root(fake), &r2), 0);
+	cr_assert(resctrl_caps(r2)->has_alloc);
+	cr_assert_not(resctrl_caps(r2)->has_mon);
+	cr_assert_eq(resctrl_caps(r2)->nr_domains, 2);
+	cr_assert_eq(resctrl_mon_read(r2, NULL, NULL, RESCTRL_EV_LLC_OCCUPANCY, &mv), -EOPNOTSUPP);
+	resctrl_close(r2);
 }
