@@ -2,10 +2,16 @@
 /*
  * Per-cgroup CPU time and run-queue latency, charged in the kernel.
  *
- * sched_switch charges the time since this CPU's previous switch to prev's cgroup, stamps prev
- * if it was preempted (it goes back to the run queue), and charges next's run-queue wait. The
- * wakeup hooks stamp the woken task. Stamps live in task storage; counters in a per-CPU hash so
- * the hot path touches no shared cache line. Nothing per event leaves the kernel.
+ * sched_switch charges the time since this CPU's previous switch to prev's cgroup and next's
+ * run-queue wait to next's cgroup. Counters live in a per-CPU hash so the hot path touches no
+ * shared cache line; nothing per event leaves the kernel.
+ *
+ * Where a wait starts: with CONFIG_SCHED_INFO the kernel already stamps every enqueue (wakeup,
+ * preemption, migration) in task->sched_info.last_queued with the run-queue clock, and the
+ * tracepoint fires before sched_info_arrive() clears it. Reading that stamp and rq->clock
+ * (updated by __schedule just before) costs two loads, where bpf_ktime_get_ns() alone costs
+ * 110-180 ns on kvm-clock and the wakeup hooks ran on every wakeup (bench/README.md). Without
+ * sched_info, the wakeup hooks stamp tasks in task storage instead (KQOS_WAIT_STAMPS).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -19,6 +25,7 @@
 #define EEXIST	     17
 
 const volatile __u32 cfg_cgroup_mode = KQOS_CG_MODE_V2;
+const volatile __u32 cfg_wait_source = KQOS_WAIT_STAMPS;
 /* Number of PMU events user space opened (pmu0..pmuN-1 hold per-CPU perf event fds). */
 const volatile __u32 cfg_pmu_n = 0;
 
@@ -122,11 +129,31 @@ static __always_inline void record_wait(struct kqos_cg_stats *s, __u64 wait)
 	s->rq_hist[slot & (KQOS_HIST_SLOTS - 1)]++;
 }
 
+/*
+ * The clock the wait stamps are in: the run-queue clock for sched_info, else ktime. This CPU's
+ * rq is reached through next's root cfs_rq (set for every class, idle included, whenever a
+ * task's CPU is set), because the per-CPU `runqueues` symbol is not in kallsyms on kernels
+ * without CONFIG_KALLSYMS_ALL.
+ */
+static __always_inline __u64 switch_clock(struct task_struct *next)
+{
+	if (cfg_wait_source == KQOS_WAIT_SCHED_INFO)
+		return next->se.cfs_rq->rq->clock;
+	return bpf_ktime_get_ns();
+}
+
 static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_stats *s, __u64 now)
 {
 	struct task_stamp *ts;
+	__u64 queued;
 
 	s->nr_switch_in++;
+	if (cfg_wait_source == KQOS_WAIT_SCHED_INFO) {
+		queued = next->sched_info.last_queued;
+		if (queued && now > queued)
+			record_wait(s, now - queued);
+		return;
+	}
 	ts = bpf_task_storage_get(&task_stamps, next, NULL, 0);
 	if (!ts || !ts->enqueued_ns)
 		return;
@@ -179,7 +206,7 @@ static __always_inline void pmu_charge_all(struct kqos_cpu_state *cpu, struct kq
 SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
-	__u64 now = bpf_ktime_get_ns();
+	__u64 now = switch_clock(next);
 	struct kqos_cg_stats *ps = NULL, *ns;
 	struct kqos_cpu_state *cpu;
 	__u64 prev_cg = 0, next_cg;
@@ -197,7 +224,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 			if (ps)
 				ps->oncpu_ns += now - cpu->last_switch_ns;
 		}
-		if (get_task_state(prev) == TASK_RUNNING)
+		/* A preempted task goes back to the run queue (sched_info stamps it itself). */
+		if (cfg_wait_source == KQOS_WAIT_STAMPS && get_task_state(prev) == TASK_RUNNING)
 			stamp(prev, now);
 	}
 	pmu_charge_all(cpu, ps);

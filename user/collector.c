@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdio.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -25,7 +26,42 @@ struct collector {
 	struct kqos_cpu_state *cpu_vals;
 	struct pmu_set *pmu;
 	int pmu_map_fds[KQOS_PMU_MAX];
+	__u32 wait_source; /* KQOS_WAIT_* */
 };
+
+/*
+ * The kernel keeps task->sched_info (and so /proc/<pid>/schedstat) with CONFIG_SCHED_INFO,
+ * which schedstats and delay accounting select: the file has three numbers then.
+ */
+static bool kernel_has_sched_info(void)
+{
+	unsigned long long a, b, c;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fscanf(f, "%llu %llu %llu", &a, &b, &c) == 3;
+	fclose(f);
+	return ok;
+}
+
+static __u32 pick_wait_source(__u32 want)
+{
+	if (want == COLLECTOR_WAIT_STAMPS)
+		return KQOS_WAIT_STAMPS;
+	if (kernel_has_sched_info())
+		return KQOS_WAIT_SCHED_INFO;
+	if (want == COLLECTOR_WAIT_SCHED_INFO)
+		log_warn("the kernel keeps no sched_info (CONFIG_SCHED_INFO), using wakeup stamps",
+			 NULL);
+	return KQOS_WAIT_STAMPS;
+}
+
+const char *collector__wait_source(const struct collector *c)
+{
+	return c->wait_source == KQOS_WAIT_SCHED_INFO ? "sched_info" : "wakeup";
+}
 
 static int handle_event(void *ctx, void *data, size_t size)
 {
@@ -70,6 +106,13 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 
 	c->skel->rodata->cfg_cgroup_mode = opts->cgroup_mode;
 	c->skel->rodata->cfg_pmu_n = pmu_set__count(c->pmu);
+	c->wait_source = pick_wait_source(opts->wait_source);
+	c->skel->rodata->cfg_wait_source = c->wait_source;
+	/* With sched_info the wakeup hooks have nothing to do: not loading them is the saving. */
+	if (c->wait_source == KQOS_WAIT_SCHED_INFO) {
+		bpf_program__set_autoload(c->skel->progs.sched_wakeup, false);
+		bpf_program__set_autoload(c->skel->progs.sched_wakeup_new, false);
+	}
 	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
 	if (err)
 		return err;

@@ -12,9 +12,16 @@
  * The cgstat BPF collector: loads and attaches bpf/cgstat.bpf.c and reads its per-CPU maps.
  * This file is the only user of cgstat.skel.h.
  */
+enum collector_wait_source {
+	COLLECTOR_WAIT_AUTO = 0, /* sched_info when the kernel keeps it, else wakeup stamps */
+	COLLECTOR_WAIT_SCHED_INFO,
+	COLLECTOR_WAIT_STAMPS,
+};
+
 struct collector_opts {
 	__u32 cgroup_mode; /* KQOS_CG_MODE_V2 or KQOS_CG_MODE_V1_CPU */
 	__u32 max_cgroups; /* cg_stats capacity; 0 = KQOS_MAX_CGROUPS_DEFAULT */
+	__u32 wait_source; /* enum collector_wait_source */
 	const struct pmu_event_cfg *pmu_events; /* counted per cgroup at each switch */
 	int pmu_n; /* 0..KQOS_PMU_MAX; events the host lacks are dropped */
 };
@@ -53,6 +60,9 @@ int collector__forget(struct collector *c, __u64 cgid);
 
 /* Switches that could not be charged because the map was full (summed over CPUs). */
 __u64 collector__dropped(struct collector *c);
+
+/* "sched_info" or "wakeup": where run-queue waits start on this host. */
+const char *collector__wait_source(const struct collector *c);
 
 /* Failed PMU reads in BPF (an event without an fd on that CPU), summed over CPUs. */
 __u64 collector__pmu_errors(struct collector *c);

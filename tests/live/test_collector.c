@@ -49,9 +49,13 @@ static void teardown(void)
 	free(buf);
 }
 
+static __u32 wait_source = COLLECTOR_WAIT_AUTO;
+
 static void open_collector(__u32 mode)
 {
-	struct collector_opts o = { .cgroup_mode = mode, .max_cgroups = MAX_CG };
+	struct collector_opts o = { .cgroup_mode = mode,
+				    .max_cgroups = MAX_CG,
+				    .wait_source = wait_source };
 
 	cr_assert_eq(collector__open(&o, &col), 0, "collector__open");
 }
@@ -188,6 +192,28 @@ Test(collector, crowded_cgroup_waits_and_idle_one_does_not, .init = setup, .fini
 	cr_expect_eq(i1.rq_wait_cnt - i0.rq_wait_cnt, 0);
 	cr_expect_eq(i1.nr_switch_in - i0.nr_switch_in, 0);
 	cr_expect_eq(i1.oncpu_ns - i0.oncpu_ns, 0);
+}
+
+/* The fallback for kernels without CONFIG_SCHED_INFO: our own stamps from the wakeup hooks. */
+Test(collector, wakeup_stamps_fallback_sees_the_same_waits, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char *const ctrls[] = { "cpu", NULL };
+	struct cg_totals c0, c1, d;
+	__u64 crowded;
+
+	wait_source = COLLECTOR_WAIT_STAMPS;
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	cr_assert_str_eq(collector__wait_source(col), "wakeup");
+	crowded = make_group("stamps", ctrls, 3, 100);
+	live_sleep_ms(300);
+	c0 = read_one(crowded);
+	live_sleep_ms(1500);
+	c1 = read_one(crowded);
+	totals_delta(&c0, &c1, &d);
+	cr_expect_gt(d.rq_wait_cnt, 10);
+	cr_expect_gt(d.rq_wait_ns, 100000000ULL);
+	cr_expect_gt(d.oncpu_ns, 500000000ULL);
 }
 
 Test(collector, v2_mode_keys_on_the_unified_cgroup_id, .init = setup, .fini = teardown,
