@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The actuator and the enforcer on a fake cgroup v2 tree: diff, journal, restore, counters. */
+#include <criterion/criterion.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "actuator.h"
+#include "cgroupfs.h"
+#include "enforce.h"
+#include "fake_cgroup.h"
+#include "log.h"
+#include "plan.h"
+
+#define BE  "/kubepods/besteffort"
+#define POD "/kubepods/besteffort/pod1"
+
+static struct fake_cg *fc;
+static struct cgroupfs *cg;
+static struct actuator *act;
+static struct plan plan;
+static char state[] = "/tmp/kqos-state-XXXXXX";
+static char *state_dir;
+static FILE *log_fp;
+
+static const char *const files[] = { "cpu.max", "cpu.weight", "cpu.idle", "cpuset.cpus",
+				     "memory.max" };
+static const char *const cgs[] = { BE, POD };
+
+/* Start each knob file as cgroupfs would write it, so that restore can be compared byte-wise. */
+static void set_files(void)
+{
+	static const char *const init[] = { "max 100000", "100", "0", "0-3", "max" };
+
+	for (size_t c = 0; c < 2; c++)
+		for (size_t f = 0; f < 5; f++)
+			cr_assert_eq(fake_cg__write(fc, NULL, cgs[c], files[f], init[f]), 0);
+}
+
+static void setup(void)
+{
+	struct actuator_opts o = { .formula = CG_WEIGHT_LINEAR };
+
+	log_fp = tmpfile();
+	log_set_stream(log_fp);
+	cr_assert_eq(fake_cg__new(FAKE_CG_V2, &fc), 0);
+	cr_assert_eq(fake_cg__mkcg(fc, POD), 0);
+	set_files();
+	cr_assert_eq(cgroupfs__open(fake_cg__root(fc), CGFS_MODE_AUTO, &cg), 0);
+	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
+	state_dir = mkdtemp(state);
+	cr_assert_not_null(state_dir);
+	o.state_dir = state_dir;
+	cr_assert_eq(actuator__new(cg, &o, &act), 0);
+	plan_init(&plan);
+	plan.strategy = "test";
+	plan.prio = 1;
+}
+
+static void teardown(void)
+{
+	char path[PATH_MAX];
+
+	plan_fini(&plan);
+	actuator__free(act);
+	act = NULL;
+	cgroupfs__free(cg);
+	cg = NULL;
+	fake_cg__free(fc);
+	fc = NULL;
+	if (state_dir) {
+		snprintf(path, sizeof(path), "%s/journal", state_dir);
+		unlink(path);
+		snprintf(path, sizeof(path), "%s/journal.tmp", state_dir);
+		unlink(path);
+		rmdir(state_dir);
+		state_dir = NULL;
+	}
+	log_set_stream(NULL);
+	if (log_fp)
+		fclose(log_fp);
+	log_fp = NULL;
+}
+
+TestSuite(actuator, .init = setup, .fini = teardown);
+
+static void rd(const char *cgroup, const char *file, char *buf)
+{
+	cr_assert_eq(fake_cg__read(fc, NULL, cgroup, file, buf, 64), 0, "%s/%s", cgroup, file);
+}
+
+static void expect(const char *cgroup, const char *file, const char *want)
+{
+	char buf[64];
+
+	rd(cgroup, file, buf);
+	cr_assert_str_eq(buf, want, "%s/%s", cgroup, file);
+}
+
+static void full_plan(void)
+{
+	struct cpumask m;
+
+	cpulist_parse("0-1", &m);
+	plan_set_cpuset(&plan, BE, &m, "why");
+	cpulist_parse("1", &m);
+	plan_set_cpuset(&plan, POD, &m, "why");
+	plan_set_quota(&plan, BE, 20000, "why");
+	plan_set_shares(&plan, BE, 2, "why");
+	plan_set_idle(&plan, POD, true, "why");
+	plan_set_memory(&plan, POD, 1 << 20, "why");
+}
+
+static bool journal_exists(void)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	return access(path, F_OK) == 0;
+}
+
+Test(actuator, writes_only_differences_and_is_idempotent)
+{
+	uint64_t n;
+
+	full_plan();
+	plan_set_idle(&plan, BE, false, "already 0");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	expect(BE, "cpuset.cpus", "0-1");
+	expect(POD, "cpuset.cpus", "1");
+	expect(BE, "cpu.max", "20000 100000");
+	expect(BE, "cpu.weight", "1"); /* shares 2 -> weight 1 */
+	expect(POD, "cpu.idle", "1");
+	expect(POD, "memory.max", "1048576");
+	cr_assert_eq(actuator__nr_journal(act), 6, "the idle=0 entry changed nothing");
+	cr_assert_eq(actuator__count(act, "test", "cpuset", "ok"), 2);
+	cr_assert_eq(actuator__count(act, "test", "idle", "ok"), 1);
+	n = cgroupfs__nr_writes(cg);
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	cr_assert_eq(cgroupfs__nr_writes(cg), n, "a second apply writes nothing");
+	cr_assert_eq(actuator__count(act, "test", "cpuset", "ok"), 2);
+}
+
+Test(actuator, restore_is_byte_identical_and_clears_the_journal)
+{
+	char before[2][5][64], after[64];
+
+	for (size_t c = 0; c < 2; c++)
+		for (size_t f = 0; f < 5; f++)
+			rd(cgs[c], files[f], before[c][f]);
+	full_plan();
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	cr_assert(journal_exists());
+	cr_assert_eq(actuator__restore(act), 0);
+	for (size_t c = 0; c < 2; c++)
+		for (size_t f = 0; f < 5; f++) {
+			rd(cgs[c], files[f], after);
+			cr_assert_str_eq(after, before[c][f], "%s/%s", cgs[c], files[f]);
+		}
+	cr_assert_eq(actuator__nr_journal(act), 0);
+	cr_assert_not(journal_exists());
+}
+
+Test(actuator, journal_survives_the_process)
+{
+	struct actuator_opts o = { .state_dir = state_dir };
+	struct actuator *next;
+
+	full_plan();
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	/* what a new process finds after this one died without restoring */
+	cr_assert_eq(actuator__new(cg, &o, &next), 0);
+	cr_assert_eq(actuator__nr_journal(next), 6);
+	cr_assert_eq(actuator__restore(next), 0);
+	actuator__free(next);
+	expect(BE, "cpu.max", "max 100000");
+	expect(BE, "cpu.weight", "100");
+	expect(POD, "cpuset.cpus", "0-3");
+	expect(POD, "memory.max", "max");
+}
+
+Test(actuator, unplanned_knobs_go_back_to_their_originals)
+{
+	plan_set_shares(&plan, BE, 2, "weight policy");
+	plan_set_quota(&plan, BE, 5000, "quota");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	expect(BE, "cpu.weight", "1");
+	plan_reset(&plan);
+	plan_set_quota(&plan, BE, 5000, "quota");
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	expect(BE, "cpu.weight", "100");
+	expect(BE, "cpu.max", "5000 100000");
+	cr_assert_eq(actuator__nr_journal(act), 1);
+	cr_assert_eq(actuator__count(act, "restore", "shares", "ok"), 1);
+	cr_assert_eq(actuator__apply(act, NULL, 3), 0);
+	expect(BE, "cpu.max", "max 100000");
+	cr_assert_eq(actuator__nr_journal(act), 0);
+	cr_assert_not(journal_exists());
+}
+
+Test(actuator, dry_run_writes_nothing)
+{
+	uint64_t n = cgroupfs__nr_writes(cg);
+
+	actuator__set_dry_run(act, true);
+	full_plan();
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	cr_assert_eq(cgroupfs__nr_writes(cg), n);
+	cr_assert_not(journal_exists());
+	expect(BE, "cpu.max", "max 100000");
+	cr_assert_eq(actuator__count(act, "test", "cfs_quota", "dry_run"), 1);
+	cr_assert_eq(actuator__count(act, "test", "cpuset", "dry_run"), 2);
+}
+
+Test(actuator, vanished_cgroup_is_counted_and_the_rest_applied)
+{
+	struct snap_enforce se = { 0 };
+
+	plan_set_quota(&plan, "/kubepods/besteffort/gone", 3000, "gone");
+	plan_set_quota(&plan, BE, 20000, "why");
+	cr_assert_eq(actuator__apply(act, &plan, 7), 0);
+	expect(BE, "cpu.max", "20000 100000");
+	cr_assert_eq(actuator__count(act, "test", "cfs_quota", "vanished"), 1);
+	actuator__fill(act, &se);
+	cr_assert_eq(se.write_errors, 1);
+	cr_assert_eq(se.nr_recent, 2);
+	cr_assert_str_eq(se.recent[0].cgroup, BE, "newest first");
+	cr_assert_eq(se.recent[0].wall_ns, 7);
+	cr_assert_str_eq(se.recent[0].result, "ok");
+	cr_assert_str_eq(se.recent[1].result, "vanished");
+	cr_assert_eq(actuator__nr_journal(act), 1);
+}
+
+Test(actuator, bad_journal_lines_are_skipped)
+{
+	struct actuator_opts o = { .state_dir = state_dir };
+	struct actuator *next;
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("# kqos journal v1\ncfs_quota\t" BE "\t-1 100000\nbogus\t/x\t1\n"
+	      "idle\t/../etc\t0\nshares\t" BE "\tw 100\n",
+	      f);
+	fclose(f);
+	cr_assert_eq(actuator__new(cg, &o, &next), 0);
+	cr_assert_eq(actuator__nr_journal(next), 2);
+	actuator__free(next);
+}
+
+/* The enforcer over the fake tree: a canned snapshot, cfsQuota suppress, then restore. */
+Test(actuator, enforcer_tick_and_restore)
+{
+	static const char policy[] = "{\"resourceUsedThresholdWithBE\":{\"enable\":true,"
+				     "\"cpuSuppressPolicy\":\"cfsQuota\","
+				     "\"cpuSuppressThresholdPercent\":50}}";
+	struct enforce_opts o = { .cgroup_root = fake_cg__root(fc),
+				  .state_dir = state_dir,
+				  .policy_json = policy };
+	struct snapshot *s = snapshot__new();
+	struct snap_enforce se = { 0 };
+	struct pod be = { .uid = "1",
+			  .qos_raw = POD_QOS_BE,
+			  .qos = POD_QOS_BE,
+			  .k8s_qos = POD_K8S_QOS_BESTEFFORT,
+			  .is_active = true };
+	struct enforcer *e;
+
+	s->node.nr_cpus = 4;
+	s->node.has_cpu_usage = true;
+	s->node.cpu_cores_used = 1.0;
+	snprintf(s->node.besteffort, sizeof(s->node.besteffort), "kubepods/besteffort");
+	s->pods = calloc(1, sizeof(*s->pods));
+	s->nr_pods = 1;
+	s->pods[0].pod = &be;
+	s->pods[0].cgroup = strdup(POD);
+	s->pods[0].st.has_cpu = true;
+	s->pods[0].st.cpu_cores = 1.0;
+	cr_assert_eq(enforcer__new(&o, &e), 0);
+	cr_assert_eq(enforcer__tick(e, s, &se), 0);
+	/* 4000 * 50 % - 0 (no non-BE pods, no system) = 2000m -> 200000 us */
+	expect(BE, "cpu.max", "200000 100000");
+	cr_assert(se.enabled && se.has_be_quota);
+	cr_assert_eq(se.be_quota_us, 200000);
+	cr_assert_eq(enforcer__restore(e), 0);
+	expect(BE, "cpu.max", "max 100000");
+	expect(BE, "cpuset.cpus", "0-3");
+	cr_assert_eq(enforcer__reconfigure(e, "{\"resourceUsedThresholdWithBE\":{\"enable\":3}}",
+					   NULL, false),
+		     -EINVAL, "a bad reload keeps the last good config");
+	cr_assert_eq(enforcer__tick(e, s, &se), 0);
+	expect(BE, "cpu.max", "200000 100000");
+	cr_assert_eq(enforcer__reconfigure(e, "{}", NULL, false), 0);
+	cr_assert_eq(enforcer__tick(e, s, &se), 0);
+	expect(BE, "cpu.max", "max 100000");
+	cr_assert_not(se.enabled);
+	enforcer__free(e);
+	snapshot__free(s);
+}
