@@ -78,6 +78,7 @@ struct resctrl_fake {
 	struct fake_task *tasks;
 	size_t nr_tasks, cap_tasks;
 	unsigned int nr_limbo;
+	bool is_kept;
 };
 
 static int put(struct resctrl_fake *f, const char *path, const char *fmt, ...)
@@ -423,7 +424,7 @@ void resctrl_fake__free(struct resctrl_fake *f)
 		return;
 	if (f->root_fd >= 0)
 		close(f->root_fd);
-	if (f->root[0])
+	if (f->root[0] && !f->is_kept)
 		nftw(f->root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
 	free(f->tasks);
 	free(f);
@@ -480,6 +481,11 @@ int resctrl_fake__new(const char *profile, struct resctrl_fake **ret)
 err_free:
 	resctrl_fake__free(f);
 	return err;
+}
+
+void resctrl_fake__keep(struct resctrl_fake *f)
+{
+	f->is_kept = true;
 }
 
 const char *resctrl_fake__root(const struct resctrl_fake *f)

@@ -19,8 +19,10 @@ extern const char *const resctrl_fake_profiles[];
 
 /* profile NULL = "skx2s". -EINVAL for an unknown profile. */
 int resctrl_fake__new(const char *profile, struct resctrl_fake **ret);
-/* Removes the temp tree. NULL-safe. */
+/* Removes the temp tree unless resctrl_fake__keep() was called. NULL-safe. */
 void resctrl_fake__free(struct resctrl_fake *f);
+/* Leave the tree on disk after __free (scripts/fake-resctrl.sh). */
+void resctrl_fake__keep(struct resctrl_fake *f);
 const char *resctrl_fake__root(const struct resctrl_fake *f);
 
 /* ctx must be the struct resctrl_fake. */

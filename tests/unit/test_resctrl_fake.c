@@ -338,3 +338,17 @@ Test(resctrl_fake, allocation_only_tree, .fini = close_profile)
 	cr_assert_eq(resctrl_mon_read(r2, NULL, NULL, RESCTRL_EV_LLC_OCCUPANCY, &mv), -EOPNOTSUPP);
 	resctrl_close(r2);
 }
+
+Test(resctrl_fake, keep_leaves_the_tree_on_disk)
+{
+	char root[4096], cmd[4200];
+
+	cr_assert_eq(resctrl_fake__new("amd", &fake), 0);
+	snprintf(root, sizeof(root), "%s", resctrl_fake__root(fake));
+	resctrl_fake__keep(fake);
+	resctrl_fake__free(fake);
+	fake = NULL;
+	cr_assert_eq(access(root, F_OK), 0);
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+	cr_assert_eq(system(cmd), 0);
+}
