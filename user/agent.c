@@ -13,6 +13,7 @@
 #include "cgid.h"
 #include "cgmode.h"
 #include "collector.h"
+#include "enforce.h"
 #include "export.h"
 #include "log.h"
 #include "rdtmon.h"
@@ -31,6 +32,7 @@ struct agent {
 	struct snapbuild *sb;
 	struct exporter *exp;
 	struct rdtmon *rdt; /* NULL without resctrl */
+	struct enforcer *enf; /* NULL with --once (monitoring only) */
 	struct snapshot *snap; /* the latest */
 	int epfd, tfd, sfd;
 	size_t cap;
@@ -143,6 +145,27 @@ static void open_resctrl(struct agent *a)
 			"root=%s err=%d", a->cfg.resctrl.root, err);
 }
 
+static const char *json_or_null(const char *s)
+{
+	return *s ? s : NULL;
+}
+
+static int open_enforcer(struct agent *a)
+{
+	struct enforce_opts o = {
+		.cgroup_root = a->cfg.cgroup_root,
+		.state_dir = a->cfg.state_dir,
+		.dry_run = a->cfg.dry_run,
+		.policy_json = json_or_null(a->cfg.node_slo_json),
+		.kqos_json = json_or_null(a->cfg.strategies_json),
+	};
+
+	/* --once samples and exits: it never changes (and so never restores) anything. */
+	if (a->opts->once)
+		return 0;
+	return enforcer__new(&o, &a->enf);
+}
+
 static int start(struct agent *a)
 {
 	int err;
@@ -163,6 +186,8 @@ static int start(struct agent *a)
 	if (!err)
 		err = snapbuild__new(&a->cfg, &a->hier, &a->sb);
 	if (!err)
+		err = open_enforcer(a);
+	if (!err)
 		err = open_exporter(a);
 	if (!err)
 		err = alloc_buffers(a);
@@ -179,6 +204,11 @@ static int start(struct agent *a)
 
 static void stop(struct agent *a)
 {
+	/* Every value kqos changed goes back before the agent goes away. */
+	if (a->enf && enforcer__restore(a->enf))
+		log_err("restoring cgroup values failed, the journal keeps them for the next start",
+			"state_dir=%s", a->cfg.state_dir);
+	enforcer__free(a->enf);
 	snapshot__free(a->snap);
 	exporter__free(a->exp);
 	snapbuild__free(a->sb);
@@ -246,6 +276,9 @@ static void tick(struct agent *a)
 	rdtmon__poll(a->rdt, now);
 	if (s && a->rdt && rdtmon__fill(a->rdt, s))
 		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
+	/* Decide and apply on the snapshot before anyone else sees it: its enforce section. */
+	if (s && a->enf && enforcer__tick(a->enf, s, &s->enforce))
+		log_warn("enforcement tick failed", NULL);
 	if (s)
 		publish(a, s, now);
 	else
@@ -288,6 +321,11 @@ static void reload(struct agent *a)
 	cfg.cgroup_mode = a->cfg.cgroup_mode;
 	cfg.collector.max_cgroups = a->cfg.collector.max_cgroups;
 	memcpy(cfg.cgroup_root, a->cfg.cgroup_root, sizeof(cfg.cgroup_root));
+	if (a->enf && enforcer__reconfigure(a->enf, json_or_null(cfg.node_slo_json),
+					    json_or_null(cfg.strategies_json), cfg.dry_run)) {
+		log_err("strategy reload failed, keeping the running config", NULL);
+		return;
+	}
 	a->cfg = cfg;
 	log_set_level(cfg.log_level);
 	arm_timer(a);

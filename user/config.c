@@ -9,6 +9,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "enforce.h"
 #include "pod.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -582,6 +583,12 @@ static int validate(struct parse_ctx *c, const struct kqos_config *cfg)
 	for (int i = 0; i < n; i++)
 		if (pmu_encode(ev[i].name, NULL, why, sizeof(why)))
 			return fail(c, "%s", why);
+	c->path[0] = "nodeSLO";
+	c->depth = 1;
+	if ((*cfg->node_slo_json || *cfg->strategies_json) &&
+	    enforce_validate(*cfg->node_slo_json ? cfg->node_slo_json : NULL,
+			     *cfg->strategies_json ? cfg->strategies_json : NULL, why, sizeof(why)))
+		return fail(c, "%s", why);
 	c->path[0] = "pods";
 	c->path[1] = "groups";
 	c->depth = 2;
