@@ -106,7 +106,7 @@ const char *resctrl_event_name(enum resctrl_event ev);
 
 /*
  * Read info/ under a directory fd and fill caps. Pure reads, no handle: the fake uses it too.
- * -ENOENT if root holds neither info/ nor schemata.
+ * -ENOENT if there is no info/ directory (resctrl not mounted there).
  */
 int resctrl_caps_read(int root_fd, struct resctrl_caps *ret);
 
