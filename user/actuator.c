@@ -460,13 +460,31 @@ static int journal_load(struct actuator *a)
 
 /* --- the ordered pass ---------------------------------------------------------------------- */
 
-static int cmp_depth_asc(const void *x, const void *y)
+static const struct plan_value *target(const struct item *it);
+
+/*
+ * Within one cgroup, phase 2 (which walks this order backwards) must leave cpu.idle before
+ * it writes cpu.shares and enter it after: the kernel refuses shares on an idle group.
+ */
+static int knob_rank(const struct item *it)
+{
+	if (it->knob == PLAN_KNOB_IDLE)
+		return target(it)->idle ? 0 : 3;
+	return it->knob == PLAN_KNOB_SHARES ? 2 : 1;
+}
+
+/* Parents before children (phase 1 walks forwards, phase 2 backwards). */
+static int cmp_items(const void *x, const void *y)
 {
 	const struct item *a = x, *b = y;
+	int c;
 
 	if (a->depth != b->depth)
 		return a->depth < b->depth ? -1 : 1;
-	return strcmp(a->cgroup, b->cgroup);
+	c = strcmp(a->cgroup, b->cgroup);
+	if (c)
+		return c;
+	return knob_rank(a) - knob_rank(b);
 }
 
 static bool leveled(enum plan_knob knob)
@@ -596,6 +614,17 @@ static int prepare(struct actuator *a, struct item *it)
 	return item_equal(a, it, target(it)) ? 0 : 1;
 }
 
+/* An idle group has no shares: the kernel reads 3 and refuses writes until idle is 0 again. */
+static bool shares_moot(const struct plan *plan, const struct plan_entry *e)
+{
+	const struct plan_entry *idle;
+
+	if (e->knob != PLAN_KNOB_SHARES)
+		return false;
+	idle = plan_find(plan, e->cgroup, PLAN_KNOB_IDLE);
+	return idle && idle->v.idle;
+}
+
 static int collect(struct actuator *a, const struct plan *plan, struct item **ret, size_t *nr)
 {
 	size_t cap = (plan ? plan->nr : 0) + a->nj, n = 0;
@@ -606,6 +635,10 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 	for (size_t i = 0; plan && i < plan->nr; i++) {
 		const struct plan_entry *e = &plan->entries[i];
 
+		if (shares_moot(plan, e)) {
+			count(a, e->strategy, plan_knob_name(e->knob), "skipped");
+			continue;
+		}
 		items[n] = (struct item){ .cgroup = e->cgroup,
 					  .knob = e->knob,
 					  .strategy = e->strategy,
@@ -703,7 +736,7 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	}
 	err = journal_items(a, items, n);
 	if (!err) {
-		qsort(items, n, sizeof(*items), cmp_depth_asc);
+		qsort(items, n, sizeof(*items), cmp_items);
 		phase_loosen(a, items, n);
 		phase_exact(a, items, n);
 		err = journal_prune(a, plan);
