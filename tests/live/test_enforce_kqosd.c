@@ -1,0 +1,248 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * End to end: kqosd with bare-metal LS and BE groups holding real busy processes, cpu_suppress
+ * with the cfsQuota policy and a low threshold. The BE quota drops to the 2000 us floor while
+ * LS is busy, grows back (10 % of the node per round) once LS is gone, and SIGTERM restores
+ * every file byte for byte.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "live.h"
+
+static const char *const ctrls[] = { "cpu", "cpuacct", "cpuset" };
+static char kqosd[512], cfg[64], errlog[64], state[64];
+static char *state_dir;
+static pid_t daemon_pid = -1, ls_pid = -1, be_pid = -1;
+static bool made;
+
+static int raw_write(const char *ctrl, const char *tag, const char *file, const char *val)
+{
+	char dir[512], path[PATH_MAX];
+	int fd, err = 0;
+
+	live_cg_path(dir, sizeof(dir), ctrl, tag);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void raw_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n)
+{
+	char dir[512], path[PATH_MAX];
+	ssize_t len = -1;
+	int fd;
+
+	live_cg_path(dir, sizeof(dir), ctrl, tag);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, n - 1);
+		close(fd);
+	}
+	buf[len > 0 ? len : 0] = '\0';
+}
+
+static void setup(void)
+{
+	const char *out = getenv("OUTPUT");
+	int fd;
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return;
+	live_sweep_stale();
+	snprintf(kqosd, sizeof(kqosd), "%s/kqosd", out ? out : ".output");
+	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
+	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
+	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
+	fd = mkstemp(cfg);
+	close(fd);
+	fd = mkstemp(errlog);
+	close(fd);
+	state_dir = mkdtemp(state);
+	for (size_t i = 0; i < 3; i++) {
+		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
+		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
+	}
+	made = true;
+	for (size_t i = 0; i < 2; i++) {
+		const char *tag = i ? "be" : "ls";
+
+		cr_assert_eq(raw_write("cpuset", tag, "cpuset.mems", "0"), 0);
+		cr_assert_eq(raw_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
+	}
+}
+
+static void teardown(void)
+{
+	char path[PATH_MAX];
+
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = -1;
+	live_kill(ls_pid);
+	live_kill(be_pid);
+	ls_pid = be_pid = -1;
+	for (size_t i = 0; made && i < 3; i++) {
+		live_cg_destroy(ctrls[i], "ls");
+		live_cg_destroy(ctrls[i], "be");
+	}
+	made = false;
+	if (state_dir) {
+		snprintf(path, sizeof(path), "%s/journal", state_dir);
+		unlink(path);
+		rmdir(state_dir);
+		state_dir = NULL;
+	}
+	unlink(cfg);
+	unlink(errlog);
+}
+
+static pid_t spawn_in(const char *tag)
+{
+	pid_t pid = live_spawn(100);
+
+	cr_assert_gt(pid, 0);
+	for (size_t i = 0; i < 3; i++)
+		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
+	live_go(pid);
+	return pid;
+}
+
+static void write_cfg(void)
+{
+	FILE *f = fopen(cfg, "w");
+	int pid = (int)getpid();
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"interval\": \"500ms\", \"stateDir\": \"%s\", \"export\": {\"socket\": \"\"},\n"
+		" \"pods\": {\"source\": \"static\", \"groups\": [\n"
+		"   {\"name\": \"ls\", \"cgroup\": \"kqos-test-%d-ls\", \"qosClass\": \"LS\"},\n"
+		"   {\"name\": \"be\", \"cgroup\": \"kqos-test-%d-be\", \"qosClass\": \"BE\"}]},\n"
+		" \"nodeSLO\": {\"resourceUsedThresholdWithBE\": {\"enable\": true,\n"
+		"   \"cpuSuppressThresholdPercent\": 50, \"cpuSuppressPolicy\": \"cfsQuota\"}}}\n",
+		state_dir, pid, pid);
+	fclose(f);
+}
+
+static pid_t start_kqosd(void)
+{
+	char *argv[] = { kqosd, "--config", cfg, NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int e = open(errlog, O_WRONLY | O_TRUNC);
+
+		dup2(e, 2);
+		execv(kqosd, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+static long be_quota(void)
+{
+	char buf[64];
+
+	raw_read("cpu", "be", "cpu.cfs_quota_us", buf, sizeof(buf));
+	return strtol(buf, NULL, 10);
+}
+
+/* Poll the BE quota until @ok(quota) or @ms pass; returns the last value. */
+static long wait_quota(bool (*ok)(long), int ms)
+{
+	long q = be_quota();
+
+	for (int t = 0; t < ms && !ok(q); t += 100) {
+		live_sleep_ms(100);
+		q = be_quota();
+	}
+	return q;
+}
+
+static bool at_floor(long q)
+{
+	return q == 2000;
+}
+
+static bool grown(long q)
+{
+	return q >= 42000; /* two growth rounds above the floor */
+}
+
+#define NFILES 4
+static const struct {
+	const char *ctrl, *file;
+} files[NFILES] = {
+	{ "cpu", "cpu.cfs_quota_us" },
+	{ "cpu", "cpu.cfs_period_us" },
+	{ "cpu", "cpu.shares" },
+	{ "cpuset", "cpuset.cpus" },
+};
+
+static void read_all(char out[2][NFILES][64])
+{
+	for (size_t i = 0; i < NFILES; i++) {
+		raw_read(files[i].ctrl, "ls", files[i].file, out[0][i], 64);
+		raw_read(files[i].ctrl, "be", files[i].file, out[1][i], 64);
+	}
+}
+
+Test(enforce_kqosd, be_quota_follows_ls_load_and_sigterm_restores, .init = setup, .fini = teardown,
+     .timeout = 90)
+{
+	char before[2][NFILES][64], after[2][NFILES][64], path[PATH_MAX];
+	int status;
+	long q;
+
+	if (!live_require_root())
+		return;
+	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	cr_assert(made);
+	read_all(before);
+	ls_pid = spawn_in("ls");
+	be_pid = spawn_in("be");
+	write_cfg();
+	daemon_pid = start_kqosd();
+	cr_assert_gt(daemon_pid, 0);
+
+	/* LS busy on one of two CPUs: 1000m budget - LS usage leaves nothing -> the floor */
+	q = wait_quota(at_floor, 20000);
+	cr_assert_eq(q, 2000, "BE quota not suppressed while LS is busy (%ld)", q);
+
+	/* LS gone: the budget frees up and the quota ramps up by 20000 us per round */
+	live_kill(ls_pid);
+	ls_pid = -1;
+	q = wait_quota(grown, 20000);
+	cr_assert_geq(q, 42000, "BE quota did not grow back when LS went idle (%ld)", q);
+	cr_assert_lt(q, 200000, "quota must stay a limit under a 50 %% threshold");
+
+	kill(daemon_pid, SIGTERM);
+	cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+	daemon_pid = -1;
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "kqosd exit status %d", status);
+	read_all(after);
+	for (size_t g = 0; g < 2; g++)
+		for (size_t i = 0; i < NFILES; i++)
+			cr_assert_str_eq(after[g][i], before[g][i], "%s %s not restored",
+					 g ? "be" : "ls", files[i].file);
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	cr_assert_neq(access(path, F_OK), 0, "journal left behind");
+}
