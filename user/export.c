@@ -6,7 +6,6 @@
 
 #include <jansson.h>
 
-#include "cpulist.h"
 #include "export.h"
 #include "export_prom.h"
 #include "log.h"
@@ -29,88 +28,12 @@ struct exporter {
 	size_t json_len;
 };
 
-/* --- socket JSON: the snapshot plus what snapshot__to_json does not carry (yet) -------------- */
+/* --- socket JSON: the snapshot plus the agent's own status ----------------------------------- */
 
 static void set_new(json_t *o, const char *k, json_t *v)
 {
 	if (v)
 		json_object_set_new(o, k, v);
-}
-
-static json_t *action_json(const struct snap_action *a)
-{
-	return json_pack("{s:f, s:s, s:s, s:s, s:s, s:s, s:s}", "time", a->wall_ns / 1e9,
-			 "strategy", a->strategy, "cgroup", a->cgroup, "knob", a->knob, "value",
-			 a->value, "result", a->result, "why", a->why);
-}
-
-static json_t *enforce_json(const struct snap_enforce *en)
-{
-	json_t *o = json_pack("{s:b, s:b, s:I}", "enabled", en->enabled, "dry_run", en->dry_run,
-			      "write_errors", (json_int_t)en->write_errors);
-	json_t *counts = json_array(), *recent = json_array();
-	char cpus[CPULIST_BUF_SIZE];
-
-	if (!o)
-		return NULL;
-	if (en->has_be_cpus && cpulist_format(&en->be_cpus, cpus, sizeof(cpus)) >= 0) {
-		set_new(o, "be_cpus", json_string(cpus));
-		set_new(o, "be_cpus_count", json_integer(cpumask_count(&en->be_cpus)));
-	}
-	if (en->has_be_quota)
-		set_new(o, "be_quota_us", json_integer(en->be_quota_us));
-	for (size_t i = 0; i < en->nr_counts && i < SNAP_ACTION_KINDS; i++)
-		json_array_append_new(counts,
-				      json_pack("{s:s, s:s, s:s, s:I}", "strategy",
-						en->counts[i].strategy, "knob", en->counts[i].knob,
-						"result", en->counts[i].result, "count",
-						(json_int_t)en->counts[i].count));
-	for (size_t i = 0; i < en->nr_recent && i < SNAP_RECENT; i++)
-		json_array_append_new(recent, action_json(&en->recent[i]));
-	set_new(o, "actions", counts);
-	set_new(o, "recent", recent);
-	return o;
-}
-
-static json_t *rdt_group_json(const struct snap_rdt_group *g)
-{
-	json_t *doms = json_array();
-	json_t *o = json_pack("{s:s, s:s, s:s, s:s}", "name", g->name, "class", g->class_name,
-			      "pod_uid", g->pod_uid, "schemata", g->schemata);
-
-	for (unsigned int d = 0; d < g->nr_domains && d < SNAP_RDT_DOMAINS; d++) {
-		json_t *dj = json_pack("{s:i}", "cache_id", (int)g->cache_id[d]);
-
-		if (!dj)
-			continue;
-		if (g->has_llc[d])
-			set_new(dj, "llc_bytes", json_integer((json_int_t)g->llc_bytes[d]));
-		if (g->has_mbm_total[d]) {
-			set_new(dj, "mbm_total_bytes",
-				json_integer((json_int_t)g->mbm_total_bytes[d]));
-			set_new(dj, "mbm_total_bps", json_real(g->mbm_total_bps[d]));
-		}
-		if (g->has_mbm_local[d]) {
-			set_new(dj, "mbm_local_bytes",
-				json_integer((json_int_t)g->mbm_local_bytes[d]));
-			set_new(dj, "mbm_local_bps", json_real(g->mbm_local_bps[d]));
-		}
-		json_array_append_new(doms, dj);
-	}
-	if (o)
-		set_new(o, "domains", doms);
-	else
-		json_decref(doms);
-	return o;
-}
-
-static json_t *rdt_json(const struct snapshot *s)
-{
-	json_t *groups = json_array();
-
-	for (size_t i = 0; i < s->nr_rdt; i++)
-		json_array_append_new(groups, rdt_group_json(&s->rdt[i]));
-	return json_pack("{s:b, s:o}", "enabled", s->rdt_enabled, "groups", groups);
 }
 
 static json_t *agent_json(const struct exporter *e)
@@ -146,8 +69,6 @@ char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s
 	free(text);
 	if (!root)
 		return NULL;
-	add_missing(root, "enforce", enforce_json(&s->enforce));
-	add_missing(root, "resctrl", rdt_json(s));
 	add_missing(root, "agent", agent_json(e));
 	out = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6));
 	json_decref(root);

@@ -43,7 +43,7 @@ void exporter__publish(struct exporter *e, struct snapshot *snap, uint64_t now_n
 
 /*
  * The socket's JSON for @s (malloc'd, one line without newline; NULL on -ENOMEM): the snapshot
- * JSON of docs/snapshot.md plus "enforce", "resctrl" and "agent" objects (docs/export.md).
+ * JSON of docs/snapshot.md plus an "agent" object (version, pid, exporter health; docs/export.md).
  */
 char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s);
 /* Failed textfile writes since start. */

@@ -516,10 +516,11 @@ Test(export_prom, node_exporter_reads_the_textfile)
 	}
 	cr_assert_not_null(body, "node_exporter did not answer on port %d", port);
 	cr_assert_not_null(strstr(body, "\nnode_textfile_scrape_error 0\n"), "%s", body);
-	cr_assert_not_null(strstr(body,
-				  "kqos_pod_cpu_seconds_total{cgroup=\"\",namespace=\"shop\",pod=\"web-0\","
-				  "qos_class=\"LS\"} 37.5\n"),
-			   "%s", body);
+	cr_assert_not_null(
+		strstr(body,
+		       "kqos_pod_cpu_seconds_total{cgroup=\"\",namespace=\"shop\",pod=\"web-0\","
+		       "qos_class=\"LS\"} 37.5\n"),
+		"%s", body);
 	cr_assert_not_null(strstr(body, "kqos_pod_runqueue_latency_seconds_bucket{"));
 	cr_assert_not_null(strstr(body, "kqos_resctrl_llc_occupancy_bytes{"));
 	cr_assert_not_null(strstr(body, "kqos_build_info{"));

@@ -8,6 +8,7 @@
  * needs escaping) and a bare one (pods that have no metric at all). Header-only so the unit and
  * live suites share it.
  */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -166,9 +166,9 @@ Test(export_sock, snapshot_request_answers_one_json_line)
 	cr_assert_not_null(root, "%s", line);
 	cr_assert_eq(json_integer_value(json_object_get(root, "seq")), 7);
 	cr_assert_eq(json_array_size(json_object_get(root, "pods")), 5);
-	en = json_object_get(root, "enforce");
+	en = json_object_get(root, "enforcement");
 	cr_assert_str_eq(json_string_value(json_object_get(en, "be_cpus")), "2-3");
-	cr_assert_eq(json_integer_value(json_object_get(en, "be_quota_us")), 200000);
+	cr_assert_eq(json_integer_value(json_object_get(en, "be_cfs_quota_us")), 200000);
 	cr_assert_str_eq(json_string_value(json_object_get(
 				 json_array_get(json_object_get(en, "recent"), 0), "why")),
 			 "LS load 1.2 cores");
