@@ -126,8 +126,7 @@ static int check_keys(struct pctx *c, json_t *o, const char *const *known)
 	const char *key;
 	json_t *v;
 
-	json_object_foreach(o, key, v)
-	{
+	json_object_foreach(o, key, v) {
 		bool ok = false;
 
 		for (int i = 0; known[i]; i++)

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* cpu_suppress against canned snapshots: koordinator's formulas and picks (koordinator.md §4.1). */
+/* cpu_suppress against canned snapshots: koordinator.md §4.1 formulas and CPU picks. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
