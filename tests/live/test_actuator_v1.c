@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,12 +64,39 @@ static void raw_read(const char *ctrl, const char *rel, const char *file, char *
 	buf[len] = '\0';
 }
 
+/*
+ * live_sweep_stale() removes flat kqos-test-* cgroups only: first drop the child "c" of a
+ * nested group left by a run that died before its .fini (a timeout kills the worker).
+ */
+static void sweep_nested(void)
+{
+	for (size_t i = 0; i < 3; i++) {
+		char dir[256], p[600];
+		struct dirent *de;
+		DIR *d;
+		int pid;
+
+		snprintf(dir, sizeof(dir), "%s/%s", LIVE_CG_ROOT, ctrls[i]);
+		d = opendir(dir);
+		if (!d)
+			continue;
+		while ((de = readdir(d))) {
+			if (sscanf(de->d_name, "kqos-test-%d-act", &pid) != 1 || !kill(pid, 0))
+				continue;
+			snprintf(p, sizeof(p), "%s/%s/c", dir, de->d_name);
+			rmdir(p);
+		}
+		closedir(d);
+	}
+}
+
 static void setup(void)
 {
 	struct actuator_opts o = { .formula = CG_WEIGHT_LINEAR };
 
 	if (geteuid() != 0 || access(LIVE_CG_ROOT "/cpuset/cpuset.cpus", F_OK))
 		return;
+	sweep_nested();
 	live_sweep_stale();
 	snprintf(rel_p, sizeof(rel_p), "/kqos-test-%d-act", (int)getpid());
 	snprintf(rel_c, sizeof(rel_c), "%s/c", rel_p);
@@ -281,6 +310,9 @@ Test(actuator_v1, restore_after_sigkill)
 	cr_assert_geq(pid, 0);
 	if (!pid) {
 		/* a kqosd that applied and is then killed without a chance to restore */
+		/* never outlive the test, even when it fails before the kill */
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		alarm(30);
 		close(pfd[0]);
 		if (actuator__apply(act, &plan, 1))
 			_exit(1);
