@@ -70,7 +70,7 @@ char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s
 	if (!root)
 		return NULL;
 	add_missing(root, "agent", agent_json(e));
-	out = json_dumps(root, JSON_COMPACT | JSON_REAL_PRECISION(6));
+	out = json_dumps(root, JSON_COMPACT);
 	json_decref(root);
 	return out;
 }

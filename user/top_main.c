@@ -246,23 +246,40 @@ static void sleep_s(double s)
 	nanosleep(&ts, NULL);
 }
 
+/* Error objects from the agent; an agent that just started has no snapshot until its first tick. */
+static bool is_error(const char *line)
+{
+	return !strncmp(line, "{\"error\":", 9);
+}
+
 static int run_batch(struct top_conn *c, const struct top_opts *o)
 {
+	int errors = 0;
+
 	for (long i = 0; (o->iterations < 0 || i < o->iterations) && !top_stop; i++) {
 		struct top_model *m = NULL;
 		char *line = NULL;
 		int err = top_conn__get(c, 10000, &line);
 
+		if (!err && is_error(line) && ++errors < 100) {
+			if (!strstr(line, "no snapshot yet"))
+				fprintf(stderr, "kqos-top: agent says %s\n", line);
+			free(line);
+			i--;
+			sleep_s(0.2);
+			continue;
+		}
+		if (!err && !o->json && top_model__parse(line, &m))
+			err = -EPROTO;
 		if (err) {
-			fprintf(stderr, "kqos-top: no answer from the agent: %s\n", strerror(-err));
+			fprintf(stderr, "kqos-top: no usable answer from the agent: %s\n",
+				line ? line : strerror(-err));
+			free(line);
 			return EXIT_FAILURE;
 		}
+		errors = 0;
 		if (o->json) {
 			printf("%s\n", line);
-		} else if (top_model__parse(line, &m)) {
-			/* the agent's error object, e.g. no snapshot yet: retry after the delay */
-			fprintf(stderr, "kqos-top: agent says %s\n", line);
-			i--;
 		} else {
 			if (i)
 				putchar('\n');

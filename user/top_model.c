@@ -278,7 +278,8 @@ static void parse_header(struct top_header *h, const json_t *root)
 	double v = 0;
 
 	h->seq = (unsigned long long)json_integer_value(json_object_get(root, "seq"));
-	jnum(root, "time", &h->time);
+	/* the wall clock of this view, as top shows it (the JSON time has 6 digits only) */
+	h->time = (double)time(NULL);
 	h->cpus = (int)json_integer_value(json_object_get(node, "cpus"));
 	h->has_cpu_used = jnum(node, "cpu_cores_used", &h->cpu_used);
 	snprintf(h->source, sizeof(h->source), "%s", jstr(src, "kind"));
