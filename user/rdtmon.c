@@ -132,13 +132,17 @@ static void read_counter(struct rdtmon *m, const char *name, enum resctrl_event 
 			g->has_mbm_total[d] = ok;
 			g->mbm_total_bytes[d] = ok ? dom->bytes : 0;
 			g->mbm_total_bps[d] = 0;
-			if (!resctrl_rate_update(&st->total[d], dom->state, dom->bytes, now, &bps))
+			g->has_mbm_total_bps[d] = !resctrl_rate_update(&st->total[d], dom->state,
+								       dom->bytes, now, &bps);
+			if (g->has_mbm_total_bps[d])
 				g->mbm_total_bps[d] = bps;
 		} else {
 			g->has_mbm_local[d] = ok;
 			g->mbm_local_bytes[d] = ok ? dom->bytes : 0;
 			g->mbm_local_bps[d] = 0;
-			if (!resctrl_rate_update(&st->local[d], dom->state, dom->bytes, now, &bps))
+			g->has_mbm_local_bps[d] = !resctrl_rate_update(&st->local[d], dom->state,
+								       dom->bytes, now, &bps);
+			if (g->has_mbm_local_bps[d])
 				g->mbm_local_bps[d] = bps;
 		}
 	}

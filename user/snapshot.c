@@ -218,16 +218,16 @@ static json_t *rdt_group_json(const struct snap_rdt_group *g)
 		if (g->has_llc[d])
 			set_new(x, "llc_occupancy_bytes",
 				json_integer((json_int_t)g->llc_bytes[d]));
-		if (g->has_mbm_total[d]) {
+		if (g->has_mbm_total[d])
 			set_new(x, "mbm_total_bytes",
 				json_integer((json_int_t)g->mbm_total_bytes[d]));
+		if (g->has_mbm_total_bps[d])
 			set_new(x, "mbm_total_bytes_per_s", json_real(g->mbm_total_bps[d]));
-		}
-		if (g->has_mbm_local[d]) {
+		if (g->has_mbm_local[d])
 			set_new(x, "mbm_local_bytes",
 				json_integer((json_int_t)g->mbm_local_bytes[d]));
+		if (g->has_mbm_local_bps[d])
 			set_new(x, "mbm_local_bytes_per_s", json_real(g->mbm_local_bps[d]));
-		}
 		json_array_append_new(doms, x);
 	}
 	o = json_pack("{s:s, s:s, s:o}", "group", g->name, "schemata", g->schemata, "domains",

@@ -109,9 +109,11 @@ struct snap_rdt_group {
 	bool has_mbm_total[SNAP_RDT_DOMAINS];
 	__u64 mbm_total_bytes[SNAP_RDT_DOMAINS]; /* counter as read */
 	double mbm_total_bps[SNAP_RDT_DOMAINS]; /* rate since the previous read */
+	bool has_mbm_total_bps[SNAP_RDT_DOMAINS]; /* false: first read, reset or no value */
 	bool has_mbm_local[SNAP_RDT_DOMAINS];
 	__u64 mbm_local_bytes[SNAP_RDT_DOMAINS];
 	double mbm_local_bps[SNAP_RDT_DOMAINS];
+	bool has_mbm_local_bps[SNAP_RDT_DOMAINS];
 };
 
 /* Enforcement state and what the actuator did, filled by the agent after apply. */

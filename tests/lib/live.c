@@ -80,8 +80,29 @@ static void kill_members(const char *dir)
 	fclose(f);
 }
 
+static void destroy_dir(const char *dir);
+
+/* A cgroup can only go once its children are gone: remove them depth first. */
+static void destroy_children(const char *dir)
+{
+	struct dirent *de;
+	char p[1024];
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.')
+			continue;
+		snprintf(p, sizeof(p), "%s/%s", dir, de->d_name);
+		destroy_dir(p);
+	}
+	closedir(d);
+}
+
 static void destroy_dir(const char *dir)
 {
+	destroy_children(dir);
 	kill_members(dir);
 	for (int i = 0; i < 100; i++) {
 		if (!rmdir(dir) || errno == ENOENT)

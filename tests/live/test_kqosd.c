@@ -13,6 +13,7 @@
 #include <jansson.h>
 
 #include "live.h"
+#include "resctrl_fake.h"
 
 static char kqosd[512], cfg[64], errlog[64], outlog[64];
 static pid_t daemon_pid = -1, load_pid = -1;
@@ -179,4 +180,54 @@ Test(kqosd, bad_calls_exit_nonzero_with_a_message, .init = setup, .fini = teardo
 	write_cfg("{\"interval\": 3,}");
 	cr_expect_eq(wait_exit(start(bad_file)), 1);
 	cr_expect(log_has(errlog, cfg), "the message names the file");
+}
+
+/* resctrl on its own cadence, from a fake tree (this host has no RDT): groups in the snapshot. */
+Test(kqosd, resctrl_groups_reach_the_snapshot, .init = setup, .fini = teardown, .timeout = 30)
+{
+	struct resctrl_fake *fake;
+	struct resctrl *r;
+	json_error_t jerr;
+	json_t *root, *rdt, *g;
+	char rootarg[512];
+	char *argv[] = { kqosd, "--once",	  "--format", "json", "--socket",
+			 "",	"--resctrl-root", rootarg,    NULL };
+
+	cr_assert_eq(resctrl_fake__new("skx2s", &fake), 0);
+	cr_assert_eq(resctrl_fake__open(fake, &r), 0);
+	cr_assert_eq(resctrl_group_create(r, "BE"), 0);
+	cr_assert_eq(resctrl_fake__set_occupancy(fake, "kqos-BE", 1, 3 << 20), 0);
+	snprintf(rootarg, sizeof(rootarg), "%s", resctrl_fake__root(fake));
+	cr_expect_eq(wait_exit(start(argv)), 0);
+	root = json_load_file(outlog, 0, &jerr);
+	resctrl_close(r);
+	resctrl_fake__free(fake);
+	cr_assert_not_null(root, "not JSON: %s", jerr.text);
+	rdt = json_object_get(root, "resctrl");
+	cr_expect(json_is_true(json_object_get(rdt, "enabled")));
+	g = json_array_get(json_object_get(rdt, "groups"), 0);
+	cr_assert_not_null(g);
+	cr_expect_str_eq(json_string_value(json_object_get(g, "group")), "kqos-BE");
+	cr_expect_str_eq(json_string_value(json_object_get(g, "class")), "BE");
+	cr_expect_eq(
+		json_integer_value(json_object_get(json_array_get(json_object_get(g, "domains"), 1),
+						   "llc_occupancy_bytes")),
+		3 << 20);
+	json_decref(root);
+}
+
+Test(kqosd, no_resctrl_is_one_log_line_and_off, .init = setup, .fini = teardown, .timeout = 30)
+{
+	char *argv[] = { kqosd,	     "--once", "--format",	 "json",
+			 "--socket", "",       "--resctrl-root", "/nonexistent/resctrl",
+			 NULL };
+	json_error_t jerr;
+	json_t *root;
+
+	cr_expect_eq(wait_exit(start(argv)), 0);
+	cr_expect(log_has(errlog, "resctrl is not mounted"));
+	root = json_load_file(outlog, 0, &jerr);
+	cr_assert_not_null(root);
+	cr_expect(json_is_false(json_object_get(json_object_get(root, "resctrl"), "enabled")));
+	json_decref(root);
 }
