@@ -106,6 +106,7 @@ static inline void snap_fx_rdt(struct snap_rdt_group *g, const char *name, const
 		g->has_llc[d] = true;
 		g->llc_bytes[d] = llc * (d + 1);
 		g->has_mbm_total[d] = g->has_mbm_local[d] = true;
+		g->has_mbm_total_bps[d] = g->has_mbm_local_bps[d] = true;
 		g->mbm_total_bytes[d] = 1000000000ULL * (d + 1);
 		g->mbm_total_bps[d] = 50e6;
 		g->mbm_local_bytes[d] = 500000000ULL * (d + 1);
