@@ -42,6 +42,12 @@ struct item {
 	int result; /* 1 written, 0 equal, -errno */
 };
 
+/*
+ * A failure or dry-run line that repeats tick after tick says nothing new: it is logged at
+ * info/warn when it first appears (not said in the previous pass) and at debug afterwards.
+ */
+#define LOG_MEMORY 256
+
 struct actuator {
 	struct cgroupfs *cg;
 	char dir[PATH_MAX];
@@ -56,6 +62,9 @@ struct actuator {
 	struct snap_action recent[SNAP_RECENT]; /* ring */
 	size_t recent_head, nr_recent;
 	uint64_t now_ns;
+	/* what was logged last pass and this pass: a repeat goes to debug, not the log */
+	uint64_t said_prev[LOG_MEMORY], said_cur[LOG_MEMORY];
+	size_t n_said_prev, n_said_cur;
 };
 
 /* --- counters ---------------------------------------------------------------------------- */
@@ -511,9 +520,43 @@ static bool looser(const struct item *it, struct plan_value *ret)
 	return false;
 }
 
+static uint64_t said_key(const char *cgroup, int knob, const char *value, int err)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const char *p = cgroup; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	for (const char *p = value; *p; p++)
+		h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+	return h ^ ((uint64_t)knob << 48) ^ (uint64_t)(uint32_t)err;
+}
+
+/* True when the same line was said in the previous pass; remembers it for the next. */
+static bool said_before(struct actuator *a, uint64_t key)
+{
+	bool seen = false;
+
+	for (size_t i = 0; i < a->n_said_prev && !seen; i++)
+		seen = a->said_prev[i] == key;
+	if (a->n_said_cur < LOG_MEMORY)
+		a->said_cur[a->n_said_cur++] = key;
+	return seen;
+}
+
+static void said_next_pass(struct actuator *a)
+{
+	memcpy(a->said_prev, a->said_cur, a->n_said_cur * sizeof(a->said_cur[0]));
+	a->n_said_prev = a->n_said_cur;
+	a->n_said_cur = 0;
+}
+
 static void log_failure(struct actuator *a, const struct item *it, const char *value, int err)
 {
-	log_msg(err == -ENOENT || err == -ENODEV ? LOG_INFO : LOG_WARN, "cgroup write failed",
+	enum log_level lvl = err == -ENOENT || err == -ENODEV ? LOG_INFO : LOG_WARN;
+
+	if (said_before(a, said_key(it->cgroup, it->knob, value, err)))
+		lvl = LOG_DEBUG;
+	log_msg(lvl, "cgroup write failed",
 		"strategy=%s cgroup=%s knob=%s value=\"%s\" path=%s err=%d", it->strategy,
 		it->cgroup, plan_knob_name(it->knob), value, cgroupfs__last_path(a->cg), err);
 }
@@ -584,9 +627,11 @@ static void dry_log(struct actuator *a, struct item *items, size_t n)
 				    sizeof(value));
 		else
 			plan_value_format(it->knob, &it->want, value, sizeof(value));
-		log_info("dry-run: would write",
-			 "strategy=%s cgroup=%s knob=%s value=\"%s\" why=\"%s\"", it->strategy,
-			 it->cgroup, plan_knob_name(it->knob), value, it->why);
+		log_msg(said_before(a, said_key(it->cgroup, it->knob, value, 0)) ? LOG_DEBUG :
+										   LOG_INFO,
+			"dry-run: would write",
+			"strategy=%s cgroup=%s knob=%s value=\"%s\" why=\"%s\"", it->strategy,
+			it->cgroup, plan_knob_name(it->knob), value, it->why);
 		count(a, it->strategy, plan_knob_name(it->knob), "dry_run");
 		record(a, it, value, "dry_run");
 	}
@@ -748,6 +793,7 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 int actuator__apply(struct actuator *a, const struct plan *plan, uint64_t wall_ns)
 {
 	a->now_ns = wall_ns;
+	said_next_pass(a);
 	return run_pass(a, plan);
 }
 
