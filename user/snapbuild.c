@@ -315,7 +315,7 @@ static struct acc *owner_of(const struct owner *v, size_t n, const char *path)
 }
 
 static void acc_add(struct acc *a, const struct cg_totals *d, __u64 interval_max,
-		    const struct cum *c, const struct cg_rate *r)
+		    const struct cum *c, const double *pmu_per_s)
 {
 	a->any = true;
 	a->d.oncpu_ns += d->oncpu_ns;
@@ -330,7 +330,7 @@ static void acc_add(struct acc *a, const struct cg_totals *d, __u64 interval_max
 		a->d.pmu_count[i] += d->pmu_count[i];
 		a->d.pmu_enabled[i] += d->pmu_enabled[i];
 		a->d.pmu_running[i] += d->pmu_running[i];
-		a->pmu_scaled_per_s[i] += r->pmu_per_s[i];
+		a->pmu_scaled_per_s[i] += pmu_per_s[i];
 		a->c.pmu[i] += c->pmu[i];
 	}
 	a->c.oncpu += c->oncpu;
@@ -772,10 +772,7 @@ static void fold_containers(struct snapshot *s, struct build_ctx *b, size_t i)
 
 		if (c->any)
 			acc_add(&b->pod_acc[i], &c->d, c->d.rq_wait_max_ns, &c->c,
-				&(struct cg_rate){ .pmu_per_s = { c->pmu_scaled_per_s[0],
-								  c->pmu_scaled_per_s[1],
-								  c->pmu_scaled_per_s[2],
-								  c->pmu_scaled_per_s[3] } });
+				c->pmu_scaled_per_s);
 	}
 }
 
@@ -838,13 +835,13 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 			     &r, 1);
 		a = owner_of(b->owners, b->nowners, path);
 		if (a) {
-			acc_add(a, &d, r.wait_max_ns, c, &r);
+			acc_add(a, &d, r.wait_max_ns, c, r.pmu_per_s);
 			continue;
 		}
 		if (!d.oncpu_ns && !d.nr_switch_in)
 			continue;
 		memset(&one, 0, sizeof(one));
-		acc_add(&one, &d, r.wait_max_ns, c, &r);
+		acc_add(&one, &d, r.wait_max_ns, c, r.pmu_per_s);
 		if (s->others)
 			add_other(s, in->ncur, path, in->cur[k].cgid, &one, in->dt_ns);
 	}
