@@ -115,10 +115,10 @@ test: deps
 _test: tests $(KQOSD) $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS) $(LIVE_BINS)
 
-test-unit: $(UNIT_BINS)
+test-unit: $(UNIT_BINS) $(KQOSD) $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS)
 
-test-live: $(LIVE_BINS) $(KQOSD)
+test-live: $(LIVE_BINS) $(KQOSD) $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(LIVE_BINS)
 
 style:
