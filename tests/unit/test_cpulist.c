@@ -104,8 +104,7 @@ Test(cpulist, first_next_iterate_across_words)
 	int seen[8], n = 0, cpu;
 
 	cpulist_parse("0,63-64,127,128,1023", &m);
-	cpumask_for_each(cpu, &m)
-	{
+	cpumask_for_each(cpu, &m) {
 		cr_assert_lt(n, 8);
 		seen[n++] = cpu;
 	}
