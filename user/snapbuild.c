@@ -548,6 +548,18 @@ static void read_throttle(struct snapbuild *sb, const char *rel, struct snap_sta
 		(*nnext)++;
 }
 
+/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top and the socket. */
+static void read_cpuset(struct snapbuild *sb, const char *rel, char *buf, size_t len)
+{
+	struct cpumask m;
+
+	buf[0] = '\0';
+	if (!sb->cgfs || !rel || cgroupfs__read_cpuset(sb->cgfs, CG_KNOB_CPUSET_EFFECTIVE, rel, &m))
+		return;
+	if (cpulist_format(&m, buf, len) < 0)
+		buf[0] = '\0';
+}
+
 static void throttle_all(struct snapbuild *sb, struct snapshot *s)
 {
 	size_t cap = 1, n = 0;
@@ -562,8 +574,12 @@ static void throttle_all(struct snapbuild *sb, struct snapshot *s)
 		struct snap_pod *p = &s->pods[i];
 
 		read_throttle(sb, p->cgroup, &p->st, next, &n);
-		for (size_t j = 0; j < p->nr_ctrs; j++)
+		read_cpuset(sb, p->cgroup, p->cpuset, sizeof(p->cpuset));
+		for (size_t j = 0; j < p->nr_ctrs; j++) {
 			read_throttle(sb, p->ctrs[j].cgroup, &p->ctrs[j].st, next, &n);
+			read_cpuset(sb, p->ctrs[j].cgroup, p->ctrs[j].cpuset,
+				    sizeof(p->ctrs[j].cpuset));
+		}
 	}
 	free_throttle(sb);
 	sb->thr = next;

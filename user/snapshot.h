@@ -61,6 +61,7 @@ struct snap_container {
 	char id[POD_CTR_ID_MAX];
 	char *cgroup; /* relative to the hierarchy mount, "/..."; NULL when not found */
 	__u64 cgid;
+	char cpuset[128]; /* effective CPUs of the cgroup, "" when unknown */
 	struct snap_stats st;
 };
 
@@ -68,6 +69,7 @@ struct snap_pod {
 	const struct pod *pod; /* borrowed from snapshot->pods_list */
 	char *cgroup; /* NULL when the pod has no cgroup on this node (yet) */
 	__u64 cgid;
+	char cpuset[128]; /* effective CPUs of the pod cgroup, "" when unknown */
 	struct snap_stats st;
 	struct snap_container *ctrs;
 	size_t nr_ctrs;

@@ -139,8 +139,10 @@ static void pod_row(const json_t *root, const json_t *p, struct top_row *r)
 	sanitize(r->name);
 	snprintf(r->cls, sizeof(r->cls), "%s", *cls ? cls : "-");
 	row_stats(r, json_object_get(p, "stats"));
-	/* an explicit cpuset wins; BE pods share the BE cpuset kqos maintains */
-	if (*jstr(p, "cpuset_status"))
+	/* what the cgroup runs on; else the scheduler's cpuset, or the BE cpuset kqos keeps */
+	if (*jstr(p, "cpuset"))
+		snprintf(r->cpuset, sizeof(r->cpuset), "%s", jstr(p, "cpuset"));
+	else if (*jstr(p, "cpuset_status"))
 		snprintf(r->cpuset, sizeof(r->cpuset), "%s", jstr(p, "cpuset_status"));
 	else if (!strcmp(cls, "BE") && *jstr(en, "be_cpus"))
 		snprintf(r->cpuset, sizeof(r->cpuset), "%s", jstr(en, "be_cpus"));
@@ -164,8 +166,9 @@ static void pod_row(const json_t *root, const json_t *p, struct top_row *r)
 		sanitize(k->name);
 		snprintf(k->cls, sizeof(k->cls), "%s", r->cls);
 		row_stats(k, json_object_get(c, "stats"));
-		/* containers live in the pod's cpuset and resctrl group */
-		snprintf(k->cpuset, sizeof(k->cpuset), "%s", r->cpuset);
+		/* containers live in the pod's resctrl group, and its cpuset unless they say */
+		snprintf(k->cpuset, sizeof(k->cpuset), "%s",
+			 *jstr(c, "cpuset") ? jstr(c, "cpuset") : r->cpuset);
 		snprintf(k->rdt, sizeof(k->rdt), "%s", r->rdt);
 	}
 }
