@@ -3,11 +3,12 @@
 # bench/overhead.sh: kqos against libbpf-tools' runqlat, side by side in one run.
 #
 # Per round, in a random order of conditions:
-#   stats/kqos, stats/runqlat   kernel.bpf_stats_enabled=1, in-kernel ns per event
-#                               (Δrun_time_ns / Δrun_cnt from `bpftool -j prog show`)
+#   stats/kqos, stats/kqospmu,  kernel.bpf_stats_enabled=1, in-kernel ns per event
+#   stats/runqlat               (Δrun_time_ns / Δrun_cnt from `bpftool -j prog show`)
 #   tput/none, tput/kqos,       bpf_stats off, stress-ng --switch bogo ops/s
-#   tput/runqlat
-# kqos and runqlat never run at the same time. Figures are printed, never asserted: exit 0 when
+#   tput/kqospmu, tput/runqlat
+# kqospmu is kqosd with 3 perf counters (software events: context-switches, task-clock, cpu-clock).
+# No two tools ever run at the same time. Figures are printed, never asserted: exit 0 when
 # the measurement ran, non-zero only when it could not run at all. See bench/README.md.
 #
 # Environment: ROUNDS (5), LOAD_SECS (5), STRESSORS (2), QUIET_WAIT (30), QUIET_BUSY (10),
@@ -29,6 +30,8 @@ QUIET_BUSY=${QUIET_BUSY:-10} # "quiet": at most this % of CPU busy and no foreig
 TARGET_NS=300
 TARGET_RATIO=0.6
 TARGET_TPUT=0.90
+TARGET_PMU_NS=450 # issue 5: kqos with 3 counters
+PMU_EVENTS=3
 
 die() {
 	echo "overhead: $*" >&2
@@ -128,10 +131,12 @@ def progs(snap, pid, comm):
             out.setdefault(n, []).append(p)
     return out
 
-def cmd_loaded(snapfile, pid, comm):
+def cmd_loaded(snapfile, pid, comm, need):
+    # need: comma-separated program names that must be loaded. kqosd loads sched_wakeup only
+    # where the kernel has no CONFIG_SCHED_INFO, so for kqosd only sched_switch is required.
     snap = json.load(open(snapfile))
     got = progs(snap, int(pid), comm)
-    sys.exit(0 if "sched_switch" in got and "sched_wakeup" in got else 1)
+    sys.exit(0 if all(n in got for n in need.split(",")) else 1)
 
 def cmd_foreign(snapfile):
     # sched_* programs of other processes (other tests running on the machine pollute throughput).
@@ -185,12 +190,17 @@ def cost(m):
     sw_rt, sw_n = m["sched_switch.rt"], m["sched_switch.cnt"]
     r = {"sw_ns": sw_rt / sw_n, "sw_n": sw_n, "rt": sw_rt}
     for k, tag in (("sched_wakeup", "wk"), ("sched_wakeup_new", "wn")):
+        # A program that is not loaded (kqosd with sched_info) has no .cnt key: None, not 0.
+        loaded = k + ".cnt" in m
         n, rt = m.get(k + ".cnt", 0), m.get(k + ".rt", 0)
-        r[tag + "_ns"] = rt / n if n > 0 else float("nan")
-        r[tag + "_ratio"] = n / sw_n
+        r[tag + "_loaded"] = loaded
+        r[tag + "_ns"] = rt / n if n > 0 else None
+        r[tag + "_ratio"] = n / sw_n if loaded else None
         r[tag + "_n"] = n
         r["rt"] += rt
     # ns per context switch = switch + wakeup_ns * (wakeups / switches) (+ the same for wakeup_new)
+    # = total run time of the tool's sched_* programs / switches; only sched_switch when the tool
+    # has no wakeup programs.
     r["per_switch"] = r["rt"] / sw_n
     return r
 
@@ -204,30 +214,43 @@ def f(x, fmt="{:.0f}"):
 def mark(ok):
     return "" if ok is None else ("  ok" if ok else "  MISSED")
 
+TOOLS = ("none", "kqos", "kqospmu", "runqlat")
+
 def round_figures(rd):
+    """(kqos, runqlat, ratio, tput, tput x none, ctxt, kqospmu, kqospmu - kqos ns/switch)"""
     k, q = cost(rd.get("stats/kqos")), cost(rd.get("stats/runqlat"))
-    t = {c: rd.get("tput/" + c, {}).get("bogo") for c in ("none", "kqos", "runqlat")}
-    cx = {c: rd.get("tput/" + c, {}).get("ctxt") for c in ("none", "kqos", "runqlat")}
+    kp = cost(rd.get("stats/kqospmu"))
+    t = {c: rd.get("tput/" + c, {}).get("bogo") for c in TOOLS}
+    cx = {c: rd.get("tput/" + c, {}).get("ctxt") for c in TOOLS}
     ratio = k["per_switch"] / q["per_switch"] if k and q else None
-    tr = {c: (t[c] / t["none"] if t[c] and t["none"] else None) for c in ("kqos", "runqlat")}
-    return k, q, ratio, t, tr, cx
+    tr = {c: (t[c] / t["none"] if t[c] and t["none"] else None) for c in TOOLS[1:]}
+    pmu = kp["per_switch"] - k["per_switch"] if k and kp else None
+    return k, q, ratio, t, tr, cx, kp, pmu
+
+def prog_part(c, tag, label, rfmt):
+    if not c[tag + "_loaded"]:
+        return f"  {label} not loaded"
+    return f"  {label} {f(c[tag + '_ns'], '{:6.0f}')} ns x {f(c[tag + '_ratio'], rfmt)}"
 
 def tool_line(name, c):
     if not c:
         return f"  {name:8s} no stats"
-    return (f"  {name:8s} switch {c['sw_ns']:6.0f} ns  wakeup {c['wk_ns']:6.0f} ns x {c['wk_ratio']:.2f}"
-            f"  wakeup_new {c['wn_ns']:6.0f} ns x {c['wn_ratio']:.4f}"
-            f"  => {c['per_switch']:6.0f} ns/switch  ({c['sw_n']/1e6:.2f} M switch events)")
+    return (f"  {name:8s} switch {c['sw_ns']:6.0f} ns"
+            + prog_part(c, "wk", "wakeup", "{:.2f}") + prog_part(c, "wn", "wakeup_new", "{:.4f}")
+            + f"  => {c['per_switch']:6.0f} ns/switch  ({c['sw_n']/1e6:.2f} M switch events)")
 
 def cmd_round(path, rnd):
     rnd = int(rnd)
     rd = load(path).get(rnd, {})
-    k, q, ratio, t, tr, cx = round_figures(rd)
+    k, q, ratio, t, tr, cx, kp, pmu = round_figures(rd)
     print(f"round {rnd} results:")
     print(tool_line("kqos", k))
+    print(tool_line("kqospmu", kp))
     print(tool_line("runqlat", q))
     print(f"  ratio kqos/runqlat ns/switch {f(ratio, '{:.2f}')}")
-    for c in ("none", "kqos", "runqlat"):
+    print(f"  kqos+{os.environ['PMU_EVENTS']} counters {f(kp and kp['per_switch'])} ns/switch"
+          f" against kqos {f(k and k['per_switch'])}: counters cost {f(pmu, '{:+.0f}')} ns/switch")
+    for c in TOOLS:
         extra = "" if c == "none" else f"  x none {f(tr[c], '{:.3f}')}"
         cpu = rd.get("tput/" + c, {}).get("tool_cpu_us")
         cpu_s = "" if cpu is None else f"  tool CPU {cpu / 1000:.1f} ms"
@@ -241,27 +264,41 @@ def cmd_summary(path):
     rounds = sorted(d)
     rows = [round_figures(d[r]) for r in rounds]
     comp = lambda key, i: [row[i][key] if row[i] else None for row in rows]
-    kq = {x: med(comp(x, 0)) for x in ("sw_ns", "wk_ns", "wn_ns", "wk_ratio", "per_switch")}
-    rq = {x: med(comp(x, 1)) for x in ("sw_ns", "wk_ns", "wn_ns", "wk_ratio", "per_switch")}
+    keys = ("sw_ns", "wk_ns", "wn_ns", "wk_ratio", "per_switch")
+    kq = {x: med(comp(x, 0)) for x in keys}
+    rq = {x: med(comp(x, 1)) for x in keys}
+    kp = {x: med(comp(x, 6)) for x in keys}
+    # kqosd loads no wakeup programs on kernels with CONFIG_SCHED_INFO.
+    kq_wk_loaded = any(row[0]["wk_loaded"] for row in rows if row[0])
     ratio = med([row[2] for row in rows])
-    tput = {c: med([row[3][c] for row in rows]) for c in ("none", "kqos", "runqlat")}
-    ctxt = {c: med([row[5][c] for row in rows]) for c in ("none", "kqos", "runqlat")}
-    tr = {c: med([row[4][c] for row in rows]) for c in ("kqos", "runqlat")}
+    pmu = med([row[7] for row in rows])
+    tput = {c: med([row[3][c] for row in rows]) for c in TOOLS}
+    ctxt = {c: med([row[5][c] for row in rows]) for c in TOOLS}
+    tr = {c: med([row[4][c] for row in rows]) for c in TOOLS[1:]}
+    npmu = os.environ["PMU_EVENTS"]
     print()
-    print(f"=== medians over {len(rounds)} rounds (ratios: median of per-round ratios) ===")
+    print(f"=== medians over {len(rounds)} rounds (ratios and counter cost: median of per-round"
+          " figures) ===")
     print("in-kernel cost (bpf_stats on), ns per event:")
     print(f"  {'tool':8s} {'switch':>7s} {'wakeup':>7s} {'wk/sw':>6s} {'wk_new':>7s} {'ns/switch':>10s}")
-    for name, c in (("kqos", kq), ("runqlat", rq)):
+    for name, c in (("kqos", kq), ("kqospmu", kp), ("runqlat", rq)):
         print(f"  {name:8s} {f(c['sw_ns']):>7s} {f(c['wk_ns']):>7s} {f(c['wk_ratio'], '{:.2f}'):>6s}"
               f" {f(c['wn_ns']):>7s} {f(c['per_switch']):>10s}")
     ok_ns = None if kq["per_switch"] is None else kq["per_switch"] <= float(os.environ["TARGET_NS"])
     ok_wk = None if kq["wk_ns"] is None else kq["wk_ns"] <= 100
     ok_ratio = None if ratio is None else ratio <= float(os.environ["TARGET_RATIO"])
+    ok_pmu = None if kp["per_switch"] is None else kp["per_switch"] <= float(os.environ["TARGET_PMU_NS"])
     print(f"  kqos ns/switch    {f(kq['per_switch']):>6s}   target <= {os.environ['TARGET_NS']}{mark(ok_ns)}")
-    print(f"  kqos wakeup ns    {f(kq['wk_ns']):>6s}   target <= 100{mark(ok_wk)}")
+    if kq_wk_loaded:
+        print(f"  kqos wakeup ns    {f(kq['wk_ns']):>6s}   target <= 100{mark(ok_wk)}")
+    else:
+        print("  kqos wakeup: not loaded (sched_info)")
     print(f"  kqos/runqlat      {f(ratio, '{:.2f}'):>6s}   target <= {os.environ['TARGET_RATIO']}{mark(ok_ratio)}")
+    print(f"  {'kqos+' + npmu + ' counters':17s} {f(kp['per_switch']):>6s}   (kqos without counters"
+          f" {f(kq['per_switch'])}, counters {f(pmu, '{:+.0f}')} ns/switch)")
+    print(f"  kqos with {npmu} counters <= {os.environ['TARGET_PMU_NS']} ns/switch{mark(ok_pmu)}")
     print("context-switch throughput (bpf_stats off), stress-ng --switch bogo ops/s:")
-    for c in ("none", "kqos", "runqlat"):
+    for c in TOOLS:
         x = "" if c == "none" else f"  x none {f(tr[c], '{:.3f}')}"
         print(f"  {c:8s} {f(tput[c]):>9s}  ({f(ctxt[c])} ctxt/s){x}")
     ok_t = None if tr["kqos"] is None else tr["kqos"] >= float(os.environ["TARGET_TPUT"])
@@ -271,22 +308,25 @@ def cmd_summary(path):
     print(f"  kqos x none       {f(tr['kqos'], '{:.3f}'):>6s}   target >= {os.environ['TARGET_TPUT']}{mark(ok_t)}")
     print(f"  kqos loss <= half of runqlat's loss{mark(closer)}")
     noisy = sum(1 for r in rounds for m in d[r].values() if m.get("noisy"))
+    runs = sum(len(d[r]) for r in rounds)
     if noisy:
-        print(f"warning: {noisy} of {5 * len(rounds)} runs started on a busy machine; treat with care")
+        print(f"warning: {noisy} of {runs} runs started on a busy machine; treat with care")
     print()
     print("summary"
           f" rounds={len(rounds)}"
           f" kqos_ns_per_switch={f(kq['per_switch'])}"
           f" kqos_switch_ns={f(kq['sw_ns'])}"
-          f" kqos_wakeup_ns={f(kq['wk_ns'])}"
+          f" kqos_wakeup_ns={f(kq['wk_ns']) if kq_wk_loaded else 'not_loaded'}"
           f" runqlat_ns_per_switch={f(rq['per_switch'])}"
           f" runqlat_switch_ns={f(rq['sw_ns'])}"
           f" runqlat_wakeup_ns={f(rq['wk_ns'])}"
-          f" wakeup_per_switch={f(kq['wk_ratio'], '{:.2f}')}"
+          f" wakeup_per_switch={f(kq['wk_ratio'] if kq_wk_loaded else rq['wk_ratio'], '{:.2f}')}"
           f" ratio={f(ratio, '{:.2f}')}"
           f" none_bogo_ops_s={f(tput['none'])}"
           f" kqos_tput_ratio={f(tr['kqos'], '{:.3f}')}"
           f" runqlat_tput_ratio={f(tr['runqlat'], '{:.3f}')}"
+          f" kqospmu_ns_per_switch={f(kp['per_switch'])}"
+          f" kqospmu_tput_ratio={f(tr['kqospmu'], '{:.3f}')}"
           f" noisy_runs={noisy}")
 
 if __name__ == "__main__":
@@ -294,7 +334,7 @@ if __name__ == "__main__":
 PY
 ana() {
 	TARGET_NS=$TARGET_NS TARGET_RATIO=$TARGET_RATIO TARGET_TPUT=$TARGET_TPUT \
-		python3 "$WORK/ana.py" "$@"
+		TARGET_PMU_NS=$TARGET_PMU_NS PMU_EVENTS=$PMU_EVENTS python3 "$WORK/ana.py" "$@"
 }
 
 # --- tools ---------------------------------------------------------------------------------------
@@ -302,17 +342,41 @@ snapshot() {
 	bpftool -j prog show >"$1"
 }
 
-# start_tool kqos|runqlat: starts it in the background, sets TOOL_PID, waits for its programs.
+perf_fds() { # number of perf_event fds a pid holds
+	local fd n=0
+	for fd in /proc/"$1"/fd/*; do
+		[ "$(readlink "$fd" 2>/dev/null)" = "anon_inode:[perf_event]" ] && n=$((n + 1))
+	done
+	echo "$n"
+}
+
+# tool_comm kqos|kqospmu|runqlat: the process name, which also names the tool's log in $WORK.
+tool_comm() {
+	case $1 in
+	kqos | kqospmu) echo kqosd ;;
+	*) echo "$1" ;;
+	esac
+}
+
+# start_tool kqos|kqospmu|runqlat: starts it in the background, sets TOOL_PID, waits for its
+# programs: sched_switch and sched_wakeup for runqlat; sched_switch only for kqosd, which loads
+# its wakeup programs only on kernels without CONFIG_SCHED_INFO. kqospmu also waits for the perf
+# event fds of its counters. --socket "" keeps kqosd from creating /run/kqos/kqos.sock.
 start_tool() {
-	local comm i
+	local comm need=sched_switch i nfd=0 want=0
+	comm=$(tool_comm "$1")
 	case $1 in
 	kqos)
-		"$KQOSD" --interval 1s --log-level warn >"$WORK/kqosd.log" 2>&1 &
-		comm=kqosd
+		"$KQOSD" --interval 1s --log-level warn --socket "" >"$WORK/kqosd.log" 2>&1 &
+		;;
+	kqospmu)
+		"$KQOSD" --config "$PMU_CONFIG" --interval 1s --log-level warn --socket "" \
+			>"$WORK/kqosd.log" 2>&1 &
+		want=$((PMU_EVENTS * $(getconf _NPROCESSORS_ONLN)))
 		;;
 	runqlat)
 		"$RUNQLAT" 60 >"$WORK/runqlat.log" 2>&1 &
-		comm=runqlat
+		need=sched_switch,sched_wakeup
 		;;
 	esac
 	TOOL_PID=$!
@@ -324,12 +388,22 @@ start_tool() {
 			return 1
 		fi
 		snapshot "$WORK/probe.json"
-		if ana loaded "$WORK/probe.json" "$TOOL_PID" "$comm"; then
+		[ "$want" -eq 0 ] || nfd=$(perf_fds "$TOOL_PID")
+		if [ "$nfd" -ge "$want" ] && ana loaded "$WORK/probe.json" "$TOOL_PID" "$comm" "$need"; then
+			# A fallback kqosd loads its wakeup programs with sched_switch, in one object load.
+			sleep 0.2
 			return 0
 		fi
 		sleep 0.1
 	done
-	echo "overhead: $1 programs did not appear in bpftool within ${LOAD_TIMEOUT}s" >&2
+	if [ "$nfd" -lt "$want" ]; then
+		echo "overhead: $1 opened $nfd perf event fds within ${LOAD_TIMEOUT}s, expected $want;" \
+			"its output:" >&2
+		cat "$WORK/$comm.log" >&2
+	else
+		echo "overhead: $1 programs ($need) did not appear in bpftool within ${LOAD_TIMEOUT}s" >&2
+	fi
+	stop_tool
 	return 1
 }
 
@@ -405,7 +479,7 @@ wait_quiet() { # round condition
 	record "$1" "$2" noisy 1
 }
 
-# run_condition round stats|tput/none|kqos|runqlat
+# run_condition round stats|tput/none|kqos|kqospmu|runqlat
 run_condition() {
 	local rnd=$1 cond=$2 kind=${2%%/*} tool=${2#*/} comm c0
 	wait_quiet "$rnd" "$cond"
@@ -413,8 +487,7 @@ run_condition() {
 	if [ "$tool" != none ]; then
 		start_tool "$tool" || return 1
 	fi
-	comm=$tool
-	[ "$tool" = kqos ] && comm=kqosd
+	comm=$(tool_comm "$tool")
 	snapshot "$WORK/before.json"
 	[ "$tool" = none ] || c0=$(cpu_us "$TOOL_PID")
 	run_load "$rnd" "$cond" || {
@@ -437,8 +510,13 @@ run_condition() {
 
 # --- main ----------------------------------------------------------------------------------------
 SEED=${SEED:-$RANDOM}
-CONDS=(stats/kqos stats/runqlat tput/none tput/kqos tput/runqlat)
+CONDS=(stats/kqos stats/kqospmu stats/runqlat tput/none tput/kqos tput/kqospmu tput/runqlat)
 : >"$DATA"
+# kqospmu: 3 software counters (no hardware PMU on the development VM; hardware events are off).
+PMU_CONFIG=$WORK/kqos-pmu.json
+cat >"$PMU_CONFIG" <<'JSON'
+{"pmu": {"cycles": "", "instructions": "", "llcMisses": "", "extra": ["context-switches", "task-clock", "cpu-clock"]}}
+JSON
 echo "kqos overhead benchmark: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -r), $(nproc) CPUs"
 echo "kqosd $KQOSD ($("$KQOSD" --version 2>/dev/null | head -n1)); runqlat $RUNQLAT;" \
 	"$(stress-ng --version 2>/dev/null | head -n1)"
