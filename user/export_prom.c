@@ -661,7 +661,7 @@ static int write_all(int fd, const char *p, size_t len)
 			return -errno;
 		done += (size_t)w;
 		if (prom_test_abort_after >= 0 && done >= (size_t)prom_test_abort_after)
-			abort(); /* the simulated crash: a half-written temp file stays behind */
+			return -ECANCELED; /* the simulated crash, see prom_write_textfile */
 	}
 	return 0;
 }
@@ -697,10 +697,11 @@ int prom_write_textfile(const char *dir, const char *text, size_t len)
 		err = -errno;
 	if (!err && rename(tmp, dst))
 		err = -errno;
-	if (err) {
+	/* A simulated crash leaves the half-written temp file exactly as a real one would. */
+	if (err && !(err == -ECANCELED && prom_test_abort_after >= 0))
 		unlink(tmp);
+	if (err)
 		return err;
-	}
 	fsync_dir(dir);
 	return 0;
 }

@@ -31,7 +31,10 @@ int prom_write_textfile(const char *dir, const char *text, size_t len);
 /* Remove temp files a crashed writer left in @dir (they never match *.prom). */
 void prom_sweep_temp(const char *dir);
 
-/* Test hook: when >= 0, prom_write_textfile() calls abort() after that many bytes. */
+/*
+ * Test hook: when >= 0, prom_write_textfile() stops dead after that many bytes of the temp file
+ * and returns -ECANCELED, leaving the file system as a crash at that point would.
+ */
 extern long prom_test_abort_after;
 
 #endif
