@@ -21,13 +21,19 @@
 #include "cgstat.h"
 #include "core_fixes.bpf.h"
 
-#define TASK_RUNNING 0
-#define EEXIST	     17
+#define TASK_RUNNING	0
+#define PMU_READ_MAX_NS 10000000ULL
+#define EEXIST		17
 
 const volatile __u32 cfg_cgroup_mode = KQOS_CG_MODE_V2;
 const volatile __u32 cfg_wait_source = KQOS_WAIT_STAMPS;
 /* Number of PMU events user space opened (pmu0..pmuN-1 hold per-CPU perf event fds). */
 const volatile __u32 cfg_pmu_n = 0;
+/*
+ * Bit i: event i can be multiplexed (hardware), so read its enabled/running times too. Those
+ * cost a clock read per event in perf_event_read_local(); software events never multiplex.
+ */
+const volatile __u32 cfg_pmu_times = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -166,21 +172,43 @@ static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_s
  * Read event @i on this CPU and charge what it counted since the previous switch to @s (the
  * cgroup of the task that was running; NULL for the idle task, which only moves the baseline).
  */
+static __always_inline int pmu_read(void *map, __u32 i, struct kqos_pmu_reading *cur)
+{
+	struct bpf_perf_event_value v;
+	__u64 c;
+
+	if (cfg_pmu_times & (1U << i)) {
+		if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)))
+			return -1;
+		cur->counter = v.counter;
+		cur->enabled = v.enabled;
+		cur->running = v.running;
+		return 0;
+	}
+	/* The plain read returns the count, or -errno folded into the top of the u64 range. */
+	c = bpf_perf_event_read(map, BPF_F_CURRENT_CPU);
+	if ((__s64)c < 0 && (__s64)c >= -4095)
+		return -1;
+	cur->counter = c;
+	cur->enabled = cur->running = 0;
+	return 0;
+}
+
+/*
+ * Read event @i on this CPU and charge what it counted since the previous switch to @s (the
+ * cgroup of the task that was running; NULL for the idle task, which only moves the baseline).
+ */
 static __always_inline void pmu_charge(void *map, __u32 i, struct kqos_cpu_state *cpu,
 				       struct kqos_cg_stats *s)
 {
-	struct bpf_perf_event_value v;
 	struct kqos_pmu_reading *last = &cpu->pmu_last[i];
 	struct kqos_pmu_reading cur;
 
 	/* No fd for this CPU (offline when events were opened): nothing to charge. */
-	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v))) {
+	if (pmu_read(map, i, &cur)) {
 		cpu->pmu_errors++;
 		return;
 	}
-	cur.counter = v.counter;
-	cur.enabled = v.enabled;
-	cur.running = v.running;
 	if (s && (cpu->pmu_valid & (1ULL << i)) && kqos_pmu_continues(last, &cur)) {
 		s->pmu_count[i] += kqos_pmu_delta(last->counter, cur.counter);
 		s->pmu_enabled[i] += cur.enabled - last->enabled;
@@ -228,12 +256,20 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 		if (cfg_wait_source == KQOS_WAIT_STAMPS && get_task_state(prev) == TASK_RUNNING)
 			stamp(prev, now);
 	}
-	pmu_charge_all(cpu, ps);
+	next_cg = next->pid ? task_cgroup_id(next) : 0;
+	/*
+	 * While the CPU stays in one cgroup, what the counters count belongs to it: read them only
+	 * when the cgroup changes (or every PMU_READ_MAX_NS, so rates stay current), which skips
+	 * most reads between threads of one pod.
+	 */
+	if (cfg_pmu_n && (prev_cg != next_cg || now - cpu->pmu_read_ns >= PMU_READ_MAX_NS)) {
+		pmu_charge_all(cpu, ps);
+		cpu->pmu_read_ns = now;
+	}
 	cpu->last_switch_ns = now;
 
 	if (!next->pid)
 		return 0;
-	next_cg = task_cgroup_id(next);
 	/* Switches inside one cgroup are common (threads of a pod): skip the second lookup. */
 	ns = (ps && next_cg == prev_cg) ? ps : cg_lookup(next_cg, cpu);
 	if (ns)

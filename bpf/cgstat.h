@@ -33,9 +33,10 @@ struct kqos_cpu_state {
 	__u64 cg_full; /* switches not charged because cg_stats was full */
 	__u64 pmu_valid; /* bit i: pmu_last[i] holds a reading of event i */
 	__u64 pmu_errors; /* failed reads of an event (no fd on this CPU) */
+	__u64 pmu_read_ns; /* when the PMU events were last read on this CPU */
 	struct kqos_pmu_reading pmu_last[KQOS_PMU_MAX];
 };
-_Static_assert(sizeof(struct kqos_cpu_state) == 32 + KQOS_PMU_MAX * 24, "cpu_state layout");
+_Static_assert(sizeof(struct kqos_cpu_state) == 40 + KQOS_PMU_MAX * 24, "cpu_state layout");
 
 /* Ring buffer record types (`events` map); only urgent things travel this way. */
 #define KQOS_EV_NONE 0

@@ -22,10 +22,14 @@ struct kqos_pmu_reading {
 /*
  * Whether @cur continues @prev on the same perf event. A re-opened event (CPU hotplug) starts
  * again near zero: its enabled time goes backwards, and the reading must only re-baseline.
+ * Events read without times (software events, enabled = running = 0) can only tell by the
+ * count itself.
  */
 static __always_inline int kqos_pmu_continues(const struct kqos_pmu_reading *prev,
 					      const struct kqos_pmu_reading *cur)
 {
+	if (!cur->enabled && !prev->enabled)
+		return cur->counter >= prev->counter;
 	return cur->enabled >= prev->enabled && cur->running >= prev->running;
 }
 
@@ -38,10 +42,13 @@ static __always_inline __u64 kqos_pmu_delta(__u64 prev, __u64 cur)
 #ifndef __bpf__
 /*
  * Estimated true count of a multiplexed event: count * enabled / running. Returns @count when
- * the event ran the whole time, 0 when it never ran (nothing can be estimated).
+ * the event ran the whole time or its times are not tracked (both 0: a software event), 0 when
+ * it was enabled but never ran (nothing can be estimated).
  */
 static __always_inline __u64 kqos_pmu_scale(__u64 count, __u64 enabled, __u64 running)
 {
+	if (!enabled && !running)
+		return count;
 	if (!running)
 		return 0;
 	if (running >= enabled)

@@ -106,6 +106,9 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 
 	c->skel->rodata->cfg_cgroup_mode = opts->cgroup_mode;
 	c->skel->rodata->cfg_pmu_n = pmu_set__count(c->pmu);
+	for (int i = 0; i < pmu_set__count(c->pmu); i++)
+		if (pmu_set__needs_times(c->pmu, i))
+			c->skel->rodata->cfg_pmu_times |= 1U << i;
 	c->wait_source = pick_wait_source(opts->wait_source);
 	c->skel->rodata->cfg_wait_source = c->wait_source;
 	/* With sched_info the wakeup hooks have nothing to do: not loading them is the saving. */

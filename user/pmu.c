@@ -243,6 +243,11 @@ const struct pmu_event_cfg *pmu_set__event(const struct pmu_set *s, int i)
 	return i >= 0 && i < s->n ? &s->ev[i] : NULL;
 }
 
+bool pmu_set__needs_times(const struct pmu_set *s, int i)
+{
+	return i >= 0 && i < s->n && s->attr[i].type != PERF_TYPE_SOFTWARE;
+}
+
 int pmu_set__install(struct pmu_set *s, int i, int map_fd)
 {
 	for (__u32 cpu = 0; cpu < (__u32)s->ncpus; cpu++) {

@@ -53,6 +53,12 @@ void pmu_set__free(struct pmu_set *s);
 int pmu_set__count(const struct pmu_set *s);
 const struct pmu_event_cfg *pmu_set__event(const struct pmu_set *s, int i);
 
+/*
+ * Whether event @i can be multiplexed (a hardware event): only then are its enabled/running
+ * times worth reading at every switch (each costs a clock read in the kernel).
+ */
+bool pmu_set__needs_times(const struct pmu_set *s, int i);
+
 /* Put the fds of event @i into @map_fd (a PERF_EVENT_ARRAY keyed by CPU). */
 int pmu_set__install(struct pmu_set *s, int i, int map_fd);
 

@@ -77,8 +77,9 @@ static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, 
 		r->pmu_per_s[i] =
 			(double)kqos_pmu_scale(d.pmu_count[i], d.pmu_enabled[i], d.pmu_running[i]) *
 			1e9 / (double)dt_ns;
+		/* untracked times (software events, never multiplexed) read as always running */
 		r->pmu_running_ratio[i] =
-			d.pmu_enabled[i] ? (double)d.pmu_running[i] / (double)d.pmu_enabled[i] : 0;
+			d.pmu_enabled[i] ? (double)d.pmu_running[i] / (double)d.pmu_enabled[i] : 1;
 	}
 	if (!d.rq_wait_cnt)
 		return;

@@ -370,10 +370,11 @@ static void acc_finish(const struct acc *a, __u64 dt_ns, const struct snapshot *
 	st->pmu_n = s->pmu_n;
 	for (int i = 0; i < s->pmu_n; i++) {
 		st->pmu_per_s[i] = a->pmu_scaled_per_s[i];
+		/* untracked times (software events, never multiplexed) read as always running */
 		st->pmu_running_ratio[i] =
 			a->d.pmu_enabled[i] ?
 				(double)a->d.pmu_running[i] / (double)a->d.pmu_enabled[i] :
-				0;
+				1;
 		st->pmu_total[i] = a->c.pmu[i];
 	}
 	if (s->pmu_n) {

@@ -63,6 +63,11 @@ Test(pmu, reopened_event_only_rebaselines)
 
 	cr_expect(kqos_pmu_continues(&prev, &same));
 	cr_expect_not(kqos_pmu_continues(&prev, &fresh));
+	/* without times only the count can tell a re-opened event */
+	cr_expect(kqos_pmu_continues(&(struct kqos_pmu_reading){ 10, 0, 0 },
+				     &(struct kqos_pmu_reading){ 12, 0, 0 }));
+	cr_expect_not(kqos_pmu_continues(&(struct kqos_pmu_reading){ 10, 0, 0 },
+					 &(struct kqos_pmu_reading){ 3, 0, 0 }));
 }
 
 Test(pmu, multiplexed_counts_are_scaled)
@@ -70,6 +75,8 @@ Test(pmu, multiplexed_counts_are_scaled)
 	cr_expect_eq(kqos_pmu_scale(1000, 200, 100), 2000);
 	cr_expect_eq(kqos_pmu_scale(1000, 200, 200), 1000);
 	cr_expect_eq(kqos_pmu_scale(1000, 200, 0), 0);
+	/* software events are read without times: nothing to scale */
+	cr_expect_eq(kqos_pmu_scale(1000, 0, 0), 1000);
 }
 
 Test(pmu, rates_scale_and_derive_cpi_and_mpki)
