@@ -21,9 +21,8 @@
 #include "cgstat.h"
 #include "core_fixes.bpf.h"
 
-#define TASK_RUNNING	0
-#define PMU_READ_MAX_NS 10000000ULL
-#define EEXIST		17
+#define TASK_RUNNING 0
+#define EEXIST	     17
 
 const volatile __u32 cfg_cgroup_mode = KQOS_CG_MODE_V2;
 const volatile __u32 cfg_wait_source = KQOS_WAIT_STAMPS;
@@ -259,10 +258,10 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	next_cg = next->pid ? task_cgroup_id(next) : 0;
 	/*
 	 * While the CPU stays in one cgroup, what the counters count belongs to it: read them only
-	 * when the cgroup changes (or every PMU_READ_MAX_NS, so rates stay current), which skips
-	 * most reads between threads of one pod.
+	 * when the cgroup changes, which skips most reads between threads of one pod. The tick
+	 * below keeps long stints current.
 	 */
-	if (cfg_pmu_n && (prev_cg != next_cg || now - cpu->pmu_read_ns >= PMU_READ_MAX_NS)) {
+	if (cfg_pmu_n && prev_cg != next_cg) {
 		pmu_charge_all(cpu, ps);
 		cpu->pmu_read_ns = now;
 	}
@@ -274,6 +273,41 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	ns = (ps && next_cg == prev_cg) ? ps : cg_lookup(next_cg, cpu);
 	if (ns)
 		switch_in(next, ns, now);
+	return 0;
+}
+
+/*
+ * A task that keeps its CPU for seconds would otherwise be charged only when it leaves, so a
+ * read in between would miss its current stint. A per-CPU timer event (cpu-clock, 100 Hz)
+ * charges what the current task has run since the last switch or tick, and its PMU counts,
+ * and moves the base forward: nothing is counted twice or lost. It runs in interrupt context,
+ * never inside sched_switch (which runs with interrupts off).
+ */
+SEC("perf_event")
+int cpu_tick(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct kqos_cpu_state *cpu;
+	struct kqos_cg_stats *s;
+	__u32 zero = 0;
+	__u64 now;
+
+	cpu = bpf_map_lookup_elem(&cpu_state, &zero);
+	if (!cpu || !cpu->last_switch_ns || !cur->pid)
+		return 0;
+	/* The rq clock may lag by up to a tick here; the rest is charged at the next event. */
+	now = switch_clock(cur);
+	if (now <= cpu->last_switch_ns)
+		return 0;
+	s = cg_lookup(task_cgroup_id(cur), cpu);
+	if (!s)
+		return 0;
+	s->oncpu_ns += now - cpu->last_switch_ns;
+	cpu->last_switch_ns = now;
+	if (cfg_pmu_n) {
+		pmu_charge_all(cpu, s);
+		cpu->pmu_read_ns = now;
+	}
 	return 0;
 }
 

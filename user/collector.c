@@ -5,12 +5,15 @@
 #include <string.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
 #include "cgstat.skel.h"
 #include "collector.h"
+#include "cpulist.h"
 #include "log.h"
 
 /* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
@@ -27,7 +30,67 @@ struct collector {
 	struct pmu_set *pmu;
 	int pmu_map_fds[KQOS_PMU_MAX];
 	__u32 wait_source; /* KQOS_WAIT_* */
+	struct bpf_link **tick_links; /* one per CPU, NULL where none */
+	int *tick_fds;
 };
+
+/* 100 Hz: a stint is charged at most 10 ms late, at ~30 us/s of BPF per CPU. */
+#define TICK_PERIOD_NS 10000000ULL
+
+static int open_tick(int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = TICK_PERIOD_NS,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/* The cpu_tick program on every online CPU (an offline one has nothing to charge). */
+static int attach_ticks(struct collector *c)
+{
+	char buf[CPULIST_BUF_SIZE];
+	struct cpumask online;
+	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
+	int err = f && fgets(buf, sizeof(buf), f) ? cpulist_parse(buf, &online) : -EIO;
+
+	if (f)
+		fclose(f);
+	if (err)
+		return err;
+	c->tick_links = calloc(c->ncpus, sizeof(*c->tick_links));
+	c->tick_fds = malloc(c->ncpus * sizeof(*c->tick_fds));
+	if (!c->tick_links || !c->tick_fds)
+		return -ENOMEM;
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		c->tick_fds[cpu] = cpumask_test(&online, cpu) ? open_tick(cpu) : -1;
+		if (c->tick_fds[cpu] < 0)
+			continue;
+		c->tick_links[cpu] =
+			bpf_program__attach_perf_event(c->skel->progs.cpu_tick, c->tick_fds[cpu]);
+		if (!c->tick_links[cpu]) {
+			err = -errno;
+			log_err("failed to attach the per-CPU tick", "cpu=%d err=%d", cpu, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static void detach_ticks(struct collector *c)
+{
+	for (int cpu = 0; c->tick_links && cpu < c->ncpus; cpu++) {
+		bpf_link__destroy(c->tick_links[cpu]);
+		if (c->tick_fds[cpu] >= 0)
+			close(c->tick_fds[cpu]);
+	}
+	free(c->tick_links);
+	free(c->tick_fds);
+}
 
 /*
  * The kernel keeps task->sched_info (and so /proc/<pid>/schedstat) with CONFIG_SCHED_INFO,
@@ -129,9 +192,11 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 	if (err)
 		return err;
 	err = cgstat_bpf__attach(c->skel);
-	if (err)
+	if (err) {
 		log_err("failed to attach the sched tracepoints", "err=%d", err);
-	return err;
+		return err;
+	}
+	return attach_ticks(c);
 }
 
 int collector__open(const struct collector_opts *opts, struct collector **ret)
@@ -184,6 +249,7 @@ void collector__free(struct collector *c)
 	if (!c)
 		return;
 	ring_buffer__free(c->rb);
+	detach_ticks(c);
 	cgstat_bpf__destroy(c->skel);
 	pmu_set__free(c->pmu);
 	free(c->keys);
