@@ -57,6 +57,8 @@ struct snapbuild {
 	struct cgwalk_result *walk;
 	__u64 walk_ns;
 	struct pod_list *walk_pods; /* pods made from the walk (cgroup source) */
+	unsigned long walk_gen,
+		walk_pods_gen; /* rescans done; the rescan walk_pods was built from */
 	struct cum *cum, *cum_next;
 	size_t ncum, cum_cap;
 	struct throttle_prev *thr;
@@ -399,6 +401,7 @@ static void rescan(struct snapbuild *sb, __u64 now)
 	cgwalk_result__free(sb->walk);
 	sb->walk = res;
 	sb->walk_ns = now;
+	sb->walk_gen++;
 }
 
 static enum pod_k8s_qos k8s_of(enum cgwalk_qos q)
@@ -438,7 +441,7 @@ static struct pod_list *walk_pod_list(struct snapbuild *sb)
 {
 	struct pod_list *l;
 
-	if (sb->walk_pods && sb->walk_pods->nr_pods == sb->walk->nr_pods)
+	if (sb->walk_pods && sb->walk_pods_gen == sb->walk_gen)
 		return sb->walk_pods;
 	l = pod_list__new();
 	if (!l)
@@ -450,6 +453,7 @@ static struct pod_list *walk_pod_list(struct snapbuild *sb)
 	}
 	pod_list__free(sb->walk_pods);
 	sb->walk_pods = l;
+	sb->walk_pods_gen = sb->walk_gen;
 	return l;
 }
 
