@@ -32,6 +32,8 @@ struct collector {
 	__u32 wait_source; /* KQOS_WAIT_* */
 	struct bpf_link **tick_links; /* one per CPU, NULL where none */
 	int *tick_fds;
+	uint64_t *tick_enabled; /* enabled time at the last refresh: a tick that stopped is re-made */
+	uint64_t *tick_checked_ns;
 };
 
 /* 100 Hz: a stint is charged at most 10 ms late, at ~30 us/s of BPF per CPU. */
@@ -44,52 +46,112 @@ static int open_tick(int cpu)
 		.size = sizeof(attr),
 		.config = PERF_COUNT_SW_CPU_CLOCK,
 		.sample_period = TICK_PERIOD_NS,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
 	};
 	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 
 	return fd < 0 ? -errno : fd;
 }
 
-/* The cpu_tick program on every online CPU (an offline one has nothing to charge). */
-static int attach_ticks(struct collector *c)
+static int read_online(struct cpumask *online)
 {
 	char buf[CPULIST_BUF_SIZE];
-	struct cpumask online;
 	FILE *f = fopen("/sys/devices/system/cpu/online", "re");
-	int err = f && fgets(buf, sizeof(buf), f) ? cpulist_parse(buf, &online) : -EIO;
+	int err = f && fgets(buf, sizeof(buf), f) ? cpulist_parse(buf, online) : -EIO;
 
 	if (f)
 		fclose(f);
+	return err;
+}
+
+static int tick_on(struct collector *c, int cpu)
+{
+	int err;
+
+	c->tick_fds[cpu] = open_tick(cpu);
+	if (c->tick_fds[cpu] < 0)
+		return c->tick_fds[cpu];
+	c->tick_links[cpu] =
+		bpf_program__attach_perf_event(c->skel->progs.cpu_tick, c->tick_fds[cpu]);
+	if (c->tick_links[cpu])
+		return 0;
+	err = -errno;
+	close(c->tick_fds[cpu]);
+	c->tick_fds[cpu] = -1;
+	log_err("failed to attach the per-CPU tick", "cpu=%d err=%d", cpu, err);
+	return err;
+}
+
+static void tick_off(struct collector *c, int cpu)
+{
+	bpf_link__destroy(c->tick_links[cpu]);
+	c->tick_links[cpu] = NULL;
+	if (c->tick_fds[cpu] >= 0)
+		close(c->tick_fds[cpu]);
+	c->tick_fds[cpu] = -1;
+}
+
+/* The cpu_tick program on every online CPU (an offline one has nothing to charge). */
+static int attach_ticks(struct collector *c)
+{
+	struct cpumask online;
+	int err = read_online(&online);
+
 	if (err)
 		return err;
 	c->tick_links = calloc(c->ncpus, sizeof(*c->tick_links));
 	c->tick_fds = malloc(c->ncpus * sizeof(*c->tick_fds));
-	if (!c->tick_links || !c->tick_fds)
+	c->tick_enabled = calloc(c->ncpus, sizeof(*c->tick_enabled));
+	c->tick_checked_ns = calloc(c->ncpus, sizeof(*c->tick_checked_ns));
+	if (!c->tick_links || !c->tick_fds || !c->tick_enabled || !c->tick_checked_ns)
 		return -ENOMEM;
 	for (int cpu = 0; cpu < c->ncpus; cpu++) {
-		c->tick_fds[cpu] = cpumask_test(&online, cpu) ? open_tick(cpu) : -1;
-		if (c->tick_fds[cpu] < 0)
-			continue;
-		c->tick_links[cpu] =
-			bpf_program__attach_perf_event(c->skel->progs.cpu_tick, c->tick_fds[cpu]);
-		if (!c->tick_links[cpu]) {
-			err = -errno;
-			log_err("failed to attach the per-CPU tick", "cpu=%d err=%d", cpu, err);
+		c->tick_fds[cpu] = -1;
+		if (cpumask_test(&online, cpu) && (err = tick_on(c, cpu)))
 			return err;
-		}
 	}
 	return 0;
 }
 
+/* A CPU that went offline and came back between two refreshes left a tick that never fires. */
+static bool tick_stalled(struct collector *c, int cpu)
+{
+	__u64 v[2];
+
+	if (read(c->tick_fds[cpu], v, sizeof(v)) != sizeof(v))
+		return true;
+	return pmu_enabled_fell_behind(&c->tick_enabled[cpu], &c->tick_checked_ns[cpu], v[1]);
+}
+
+/* CPU hotplug: a CPU's tick event dies with it; one that comes back needs a new one. */
+static void refresh_ticks(struct collector *c)
+{
+	struct cpumask online;
+
+	if (!c->tick_links || read_online(&online))
+		return;
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		bool on = cpumask_test(&online, cpu);
+
+		if (on && c->tick_links[cpu] && tick_stalled(c, cpu)) {
+			tick_off(c, cpu);
+			c->tick_enabled[cpu] = c->tick_checked_ns[cpu] = 0;
+		}
+		if (on && !c->tick_links[cpu])
+			tick_on(c, cpu);
+		else if (!on && c->tick_links[cpu])
+			tick_off(c, cpu);
+	}
+}
+
 static void detach_ticks(struct collector *c)
 {
-	for (int cpu = 0; c->tick_links && cpu < c->ncpus; cpu++) {
-		bpf_link__destroy(c->tick_links[cpu]);
-		if (c->tick_fds[cpu] >= 0)
-			close(c->tick_fds[cpu]);
-	}
+	for (int cpu = 0; c->tick_links && cpu < c->ncpus; cpu++)
+		tick_off(c, cpu);
 	free(c->tick_links);
 	free(c->tick_fds);
+	free(c->tick_enabled);
+	free(c->tick_checked_ns);
 }
 
 /*
@@ -357,6 +419,7 @@ const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int 
 
 int collector__pmu_refresh(struct collector *c)
 {
+	refresh_ticks(c);
 	return pmu_set__refresh(c->pmu, c->pmu_map_fds);
 }
 

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stdint.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -24,6 +26,8 @@ struct pmu_set {
 	int ncpus;
 	int *fd; /* [event * ncpus + cpu], -1 where not open */
 	unsigned char online[MAX_CPUS];
+	uint64_t enabled[MAX_CPUS]; /* event 0's enabled time at the last refresh */
+	uint64_t checked_ns[MAX_CPUS]; /* CLOCK_MONOTONIC of that reading */
 };
 
 static int pfm_ready(void)
@@ -261,6 +265,7 @@ int pmu_set__install(struct pmu_set *s, int i, int map_fd)
 
 static int refresh_cpu(struct pmu_set *s, __u32 cpu, const int *map_fds)
 {
+	s->enabled[cpu] = s->checked_ns[cpu] = 0;
 	for (int i = 0; i < s->n; i++) {
 		int *slot = &s->fd[i * s->ncpus + cpu];
 		int fd;
@@ -278,6 +283,37 @@ static int refresh_cpu(struct pmu_set *s, __u32 cpu, const int *map_fds)
 	return 0;
 }
 
+/*
+ * Whether the events of @cpu stopped: a CPU that went offline and came back between two
+ * refreshes looks unchanged in the online mask, but its old events were torn down with it.
+ * A live per-CPU event's enabled time keeps pace with the clock; one that fell behind by more
+ * than a tenth of the time since the last look was off for a while.
+ */
+bool pmu_enabled_fell_behind(uint64_t *last_enabled, uint64_t *last_ns, uint64_t enabled)
+{
+	struct timespec ts;
+	uint64_t now, elapsed;
+	bool behind;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	elapsed = now - *last_ns;
+	behind = *last_ns && enabled - *last_enabled < elapsed - elapsed / 10;
+	*last_enabled = enabled;
+	*last_ns = now;
+	return behind;
+}
+
+static bool events_stalled(struct pmu_set *s, int cpu)
+{
+	uint64_t v[3];
+	int fd = s->fd[cpu];
+
+	if (fd < 0 || read(fd, v, sizeof(v)) != sizeof(v))
+		return fd >= 0;
+	return pmu_enabled_fell_behind(&s->enabled[cpu], &s->checked_ns[cpu], v[1]);
+}
+
 int pmu_set__refresh(struct pmu_set *s, const int *map_fds)
 {
 	unsigned char now[MAX_CPUS];
@@ -289,7 +325,7 @@ int pmu_set__refresh(struct pmu_set *s, const int *map_fds)
 	if (err)
 		return err;
 	for (int cpu = 0; cpu < s->ncpus; cpu++) {
-		if (now[cpu] == s->online[cpu])
+		if (now[cpu] == s->online[cpu] && !(now[cpu] && events_stalled(s, cpu)))
 			continue;
 		changed++;
 		s->online[cpu] = now[cpu];

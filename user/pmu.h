@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 #include "kqos_pmu.h"
@@ -61,6 +62,12 @@ bool pmu_set__needs_times(const struct pmu_set *s, int i);
 
 /* Put the fds of event @i into @map_fd (a PERF_EVENT_ARRAY keyed by CPU). */
 int pmu_set__install(struct pmu_set *s, int i, int map_fd);
+
+/*
+ * Whether a per-CPU event's enabled time (now @enabled) kept pace with CLOCK_MONOTONIC since
+ * the last call with the same @last_* (zero them to start): false on the first call.
+ */
+bool pmu_enabled_fell_behind(uint64_t *last_enabled, uint64_t *last_ns, uint64_t enabled);
 
 /*
  * CPU hotplug: re-open events on CPUs that came online (or went and came back) and install the

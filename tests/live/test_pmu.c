@@ -3,7 +3,9 @@
  * PMU counters per cgroup through the collector, with software events (this host has no
  * hardware PMU; perf-anchors.md §3.3), and the degradation when hardware events are missing.
  */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <errno.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -179,4 +181,63 @@ Test(pmu_live, missing_hardware_pmu_degrades_cleanly, .init = setup, .fini = tea
 	cr_expect_gt(d.oncpu_ns, 0, "CPU time still collected");
 	cr_expect_gt(d.pmu_count[0], 0);
 	cr_expect_eq(d.pmu_count[1] + d.pmu_count[2] + d.pmu_count[3], 0);
+}
+
+static int set_cpu1_online(int on)
+{
+	FILE *f = fopen("/sys/devices/system/cpu/cpu1/online", "w");
+	int err = 0;
+
+	if (!f)
+		return -errno;
+	if (fprintf(f, "%d\n", on) < 0)
+		err = -EIO;
+	if (fclose(f) && !err)
+		err = -errno;
+	return err;
+}
+
+static void hotplug_teardown(void)
+{
+	/* Whatever happened, CPU 1 comes back before anything else runs. */
+	set_cpu1_online(1);
+	teardown();
+}
+
+/* CPU 1 goes away and comes back: the collector re-opens its events there and keeps counting. */
+Test(pmu_live, cpu_hotplug_keeps_counting, .init = setup, .fini = hotplug_teardown, .timeout = 60)
+{
+	static const char *const ev[] = { "task-clock" };
+	struct cg_totals t0, t1, d;
+	cpu_set_t one;
+	__u64 id;
+
+	if (access("/sys/devices/system/cpu/cpu1/online", W_OK))
+		cr_skip_test("CPU 1 cannot be taken offline here");
+	open_with(ev, 1);
+	live_sleep_ms(100);
+	/* The agent refreshes every reap interval; this one is the baseline. */
+	cr_assert_geq(collector__pmu_refresh(col), 0);
+	if (set_cpu1_online(0))
+		cr_skip_test("the kernel refused to offline CPU 1");
+	live_sleep_ms(300);
+	cr_assert_eq(set_cpu1_online(1), 0);
+	live_sleep_ms(300);
+	/* The next refresh only sees CPU 1 online again: its stalled events give it away. */
+	cr_assert_eq(collector__pmu_refresh(col), 1, "one CPU's events re-opened");
+	id = make_group(1, 100);
+	CPU_ZERO(&one);
+	CPU_SET(1, &one);
+	cr_assert_eq(sched_setaffinity(kids[0], sizeof(one), &one), 0);
+	live_go(kids[0]);
+	live_sleep_ms(300);
+	t0 = read_one(id);
+	live_sleep_ms(1500);
+	t1 = read_one(id);
+	totals_delta(&t0, &t1, &d);
+	cr_expect_gt(d.oncpu_ns, 500000000ULL, "CPU time on the returned CPU");
+	cr_expect_gt(d.pmu_count[0], 500000000ULL, "task-clock counted on the returned CPU");
+	cr_expect_lt(d.pmu_count[0] > d.oncpu_ns ? d.pmu_count[0] - d.oncpu_ns :
+						   d.oncpu_ns - d.pmu_count[0],
+		     d.oncpu_ns / 50);
 }
