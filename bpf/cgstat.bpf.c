@@ -34,8 +34,14 @@ const volatile __u32 cfg_pmu_n = 0;
  */
 const volatile __u32 cfg_pmu_times = 0;
 
+/*
+ * Not preallocated: a per-CPU value is ~1.2 KB per CPU, so preallocating maxCgroups entries
+ * would pin maxCgroups * 1.2 KB * CPUs of kernel memory up front (19 MB per CPU at 16384).
+ * Entries are allocated when a cgroup first runs and freed when user space reaps it.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, KQOS_MAX_CGROUPS_DEFAULT);
 	__type(key, __u64);
 	__type(value, struct kqos_cg_stats);
@@ -205,7 +211,9 @@ static __always_inline void pmu_charge(void *map, __u32 i, struct kqos_cpu_state
 
 	/* No fd for this CPU (offline when events were opened): nothing to charge. */
 	if (pmu_read(map, i, &cur)) {
+		/* The next good reading only sets a baseline: the gap belongs to nobody known. */
 		cpu->pmu_errors++;
+		cpu->pmu_valid &= ~(1ULL << i);
 		return;
 	}
 	if (s && (cpu->pmu_valid & (1ULL << i)) && kqos_pmu_continues(last, &cur)) {

@@ -305,6 +305,40 @@ static int print_once(struct agent *a)
 	return report_text(stdout, a->snap);
 }
 
+/*
+ * Keys read only at start: a reload that changes them keeps the running values and names them,
+ * rather than saying "reloaded" while nothing changed.
+ */
+static void keep_start_only(const struct agent *a, struct kqos_config *cfg)
+{
+	const struct kqos_config *run = &a->cfg;
+	char changed[256] = "";
+	size_t n = 0;
+
+#define KEEP(field, name)                                                                         \
+	do {                                                                                      \
+		if (memcmp(&cfg->field, &run->field, sizeof(run->field))) {                       \
+			n += snprintf(changed + n, n < sizeof(changed) ? sizeof(changed) - n : 0, \
+				      "%s%s", n ? "," : "", name);                                \
+			memcpy(&cfg->field, &run->field, sizeof(run->field));                     \
+		}                                                                                 \
+	} while (0)
+	KEEP(cgroup_root, "cgroupRoot");
+	KEEP(cgroup_mode, "cgroupMode");
+	KEEP(collector, "collector");
+	KEEP(pmu, "pmu");
+	KEEP(pods, "pods");
+	KEEP(export, "export");
+	KEEP(resctrl, "resctrl");
+	KEEP(state_dir, "stateDir");
+	KEEP(sys_root, "sysRoot");
+	KEEP(proc_root, "procRoot");
+#undef KEEP
+	if (n)
+		log_warn("these keys apply after a restart; running values kept", "keys=%s",
+			 changed);
+}
+
 static void reload(struct agent *a)
 {
 	struct kqos_config cfg;
@@ -314,13 +348,7 @@ static void reload(struct agent *a)
 		log_err("config reload failed, keeping the running config", "detail=\"%s\"", err);
 		return;
 	}
-	if (strcmp(cfg.cgroup_root, a->cfg.cgroup_root) || cfg.cgroup_mode != a->cfg.cgroup_mode ||
-	    cfg.collector.max_cgroups != a->cfg.collector.max_cgroups)
-		log_warn("cgroupRoot, cgroupMode and collector.maxCgroups apply after a restart",
-			 NULL);
-	cfg.cgroup_mode = a->cfg.cgroup_mode;
-	cfg.collector.max_cgroups = a->cfg.collector.max_cgroups;
-	memcpy(cfg.cgroup_root, a->cfg.cgroup_root, sizeof(cfg.cgroup_root));
+	keep_start_only(a, &cfg);
 	if (a->enf && enforcer__reconfigure(a->enf, json_or_null(cfg.node_slo_json),
 					    json_or_null(cfg.strategies_json), cfg.dry_run)) {
 		log_err("strategy reload failed, keeping the running config", NULL);

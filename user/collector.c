@@ -105,11 +105,12 @@ static int attach_ticks(struct collector *c)
 	c->tick_checked_ns = calloc(c->ncpus, sizeof(*c->tick_checked_ns));
 	if (!c->tick_links || !c->tick_fds || !c->tick_enabled || !c->tick_checked_ns)
 		return -ENOMEM;
-	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+	/* All slots empty before any is used: a failure below frees only what was opened. */
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
 		c->tick_fds[cpu] = -1;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
 		if (cpumask_test(&online, cpu) && (err = tick_on(c, cpu)))
 			return err;
-	}
 	return 0;
 }
 
@@ -146,7 +147,7 @@ static void refresh_ticks(struct collector *c)
 
 static void detach_ticks(struct collector *c)
 {
-	for (int cpu = 0; c->tick_links && cpu < c->ncpus; cpu++)
+	for (int cpu = 0; c->tick_links && c->tick_fds && cpu < c->ncpus; cpu++)
 		tick_off(c, cpu);
 	free(c->tick_links);
 	free(c->tick_fds);

@@ -71,7 +71,7 @@ __u64 collector__pmu_errors(struct collector *c);
 int collector__pmu_count(const struct collector *c);
 const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int i);
 
-/* Follow CPU hotplug for the PMU events; cheap when nothing changed. */
+/* Follow CPU hotplug for the PMU events and the per-CPU tick; cheap when nothing changed. */
 int collector__pmu_refresh(struct collector *c);
 
 /* fd of the events ring buffer for epoll, and its consumer (the callback is for later use). */

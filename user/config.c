@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -252,7 +253,8 @@ int parse_duration(const char *s, __u64 *ret_ns)
 		return -EINVAL;
 	errno = 0;
 	v = strtod(s, &end);
-	if (errno || end == s || v < 0)
+	/* strtod also takes "nan" and "inf", which no duration is. */
+	if (errno || end == s || !isfinite(v) || v < 0)
 		return -EINVAL;
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (strcmp(end, units[i].suffix))
@@ -406,8 +408,12 @@ static int set_duration(struct parse_ctx *c, const struct field *f, json_t *v, v
 {
 	__u64 ns;
 
-	if (json_is_number(v) && json_number_value(v) >= 0)
+	/* Range-check the seconds before the cast: converting a huge double is undefined. */
+	if (json_is_number(v) && json_number_value(v) >= 0 &&
+	    json_number_value(v) <= (double)f->max / 1e9)
 		ns = (__u64)(json_number_value(v) * 1e9 + 0.5);
+	else if (json_is_number(v) && json_number_value(v) >= 0)
+		return fail(c, "duration out of range [%lluns, %lluns]", f->min, f->max);
 	else if (!json_is_string(v) || parse_duration(json_string_value(v), &ns))
 		return fail(c,
 			    "expected a duration such as \"1s\", \"250ms\" or a number of seconds");

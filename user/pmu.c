@@ -309,8 +309,12 @@ static bool events_stalled(struct pmu_set *s, int cpu)
 	uint64_t v[3];
 	int fd = s->fd[cpu];
 
-	if (fd < 0 || read(fd, v, sizeof(v)) != sizeof(v))
-		return fd >= 0;
+	/* A slot left empty by a failed re-open is retried too. */
+	for (int i = 0; i < s->n; i++)
+		if (s->fd[i * s->ncpus + cpu] < 0)
+			return true;
+	if (read(fd, v, sizeof(v)) != sizeof(v))
+		return true;
 	return pmu_enabled_fell_behind(&s->enabled[cpu], &s->checked_ns[cpu], v[1]);
 }
 

@@ -12,6 +12,15 @@ static __u64 slot_value(__u32 slot)
 	return kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot) / 2;
 }
 
+__u64 hist_total(const __u32 *hist)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++)
+		n += hist[i];
+	return n;
+}
+
 __u64 hist_quantile(const __u32 *hist, __u64 total, double q)
 {
 	__u64 rank, seen = 0;
@@ -85,8 +94,8 @@ static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, 
 		return;
 	r->wait_mean_ns = (double)d.rq_wait_ns / (double)d.rq_wait_cnt;
 	r->wait_max_ns = interval_max(prev, cur, &d);
-	r->wait_p50_ns = hist_quantile(d.rq_hist, d.rq_wait_cnt, 0.50);
-	r->wait_p99_ns = hist_quantile(d.rq_hist, d.rq_wait_cnt, 0.99);
+	r->wait_p50_ns = hist_quantile(d.rq_hist, hist_total(d.rq_hist), 0.50);
+	r->wait_p99_ns = hist_quantile(d.rq_hist, hist_total(d.rq_hist), 0.99);
 	/* A midpoint may overshoot the largest value actually seen. */
 	if (r->wait_p50_ns > r->wait_max_ns)
 		r->wait_p50_ns = r->wait_max_ns;

@@ -41,6 +41,12 @@ int rate_mpki(const struct cg_rate *r, const struct pmu_event_cfg *ev, int n, do
 __u64 hist_quantile(const __u32 *hist, __u64 total, double q);
 
 /*
+ * Number of values in a histogram. Rank quantiles against this, not against a separately
+ * read count: the maps are read while other CPUs update them, so the two may differ a little.
+ */
+__u64 hist_total(const __u32 *hist);
+
+/*
  * Rates between @prev and @cur (both sorted by cgid, as collector__read returns them) over
  * @dt_ns. A cgroup absent from @prev started at zero within the interval. Writes at most @cap
  * rates, one per entry of @cur that ran or waited; returns how many.

@@ -357,8 +357,8 @@ static void acc_finish(const struct acc *a, __u64 dt_ns, const struct snapshot *
 	if (a->d.rq_wait_cnt) {
 		st->rq_wait_mean_ns = (double)a->d.rq_wait_ns / (double)a->d.rq_wait_cnt;
 		st->rq_max_ns = a->d.rq_wait_max_ns;
-		st->rq_p50_ns = hist_quantile(a->d.rq_hist, a->d.rq_wait_cnt, 0.5);
-		st->rq_p99_ns = hist_quantile(a->d.rq_hist, a->d.rq_wait_cnt, 0.99);
+		st->rq_p50_ns = hist_quantile(a->d.rq_hist, hist_total(a->d.rq_hist), 0.5);
+		st->rq_p99_ns = hist_quantile(a->d.rq_hist, hist_total(a->d.rq_hist), 0.99);
 		st->rq_p50_ns = st->rq_p50_ns < st->rq_max_ns ? st->rq_p50_ns : st->rq_max_ns;
 		st->rq_p99_ns = st->rq_p99_ns < st->rq_max_ns ? st->rq_p99_ns : st->rq_max_ns;
 	}

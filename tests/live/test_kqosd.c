@@ -159,9 +159,10 @@ Test(kqosd, reload_keeps_last_good_config_and_sigterm_stops, .init = setup, .fin
 	cr_expect(log_has(errlog, "key 'bogus': unknown key"));
 	cr_expect_eq(kill(daemon_pid, 0), 0, "kqosd died on a bad reload");
 
-	write_cfg("{\"interval\": \"300ms\", \"logLevel\": \"debug\"}");
+	write_cfg("{\"interval\": \"300ms\", \"logLevel\": \"debug\", \"procRoot\": \"/tmp\"}");
 	kill(daemon_pid, SIGHUP);
 	cr_expect(wait_log(errlog, "config reloaded", 5000));
+	cr_expect(log_has(errlog, "keys=procRoot"), "a start-only key is named, not applied");
 	cr_expect(wait_log(errlog, "msg=\"tick\"", 5000), "debug level not applied");
 
 	kill(daemon_pid, SIGTERM);

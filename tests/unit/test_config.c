@@ -123,6 +123,7 @@ Test(config, out_of_range_and_bad_enums)
 	expect_error("{\"cgroupMode\": \"v3\"}", "expected one of auto|v1|v2");
 	expect_error("{\"logLevel\": \"loud\"}", "expected one of error|warn|info|debug");
 	expect_error("{\"interval\": \"-1s\"}", "expected a duration");
+	expect_error("{\"interval\": 1e30}", "duration out of range");
 }
 
 Test(config, syntax_errors_carry_jansson_position)
@@ -160,6 +161,8 @@ Test(config, durations)
 	cr_assert_eq(parse_duration("1x", &ns), -EINVAL);
 	cr_assert_eq(parse_duration("", &ns), -EINVAL);
 	cr_assert_eq(parse_duration(" 1s", &ns), -EINVAL);
+	cr_assert_eq(parse_duration("nan", &ns), -EINVAL);
+	cr_assert_eq(parse_duration("inf", &ns), -EINVAL);
 }
 
 Test(opts, flags_override_the_file, .init = setup, .fini = teardown)
