@@ -12,6 +12,8 @@
 #include <sys/wait.h>
 
 #include <criterion/criterion.h>
+
+#include "cmd.h"
 #include <jansson.h>
 
 #include "live.h"
@@ -53,23 +55,6 @@ static void teardown(void)
 
 TestSuite(live_top, .init = setup, .fini = teardown, .timeout = 90);
 
-static char *run(const char *cmd, int *ret_status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL;
-	size_t cap = 0;
-	int st;
-
-	cr_assert_not_null(p);
-	if (getdelim(&out, &cap, '\0', p) < 0) {
-		free(out);
-		out = strdup("");
-	}
-	st = pclose(p);
-	*ret_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
-}
-
 static void start_kqosd(void)
 {
 	daemon_pid = fork();
@@ -101,12 +86,12 @@ Test(live_top, kqosd_serves_kqos_top_and_writes_the_textfile)
 	cr_assert_eq(st.st_mode & 0777, 0600);
 
 	snprintf(cmd, sizeof(cmd), "%s --json -s %s", top, sock);
-	out = run(cmd, &rc);
+	out = cmd_run(cmd, &rc);
 	/* right after start the agent may not have a snapshot: ask again after a tick */
 	for (int i = 0; i < 10 && strstr(out, "no snapshot yet"); i++) {
 		free(out);
 		live_sleep_ms(500);
-		out = run(cmd, &rc);
+		out = cmd_run(cmd, &rc);
 	}
 	cr_assert_eq(rc, 0);
 	root = json_loads(out, 0, NULL);
@@ -118,7 +103,7 @@ Test(live_top, kqosd_serves_kqos_top_and_writes_the_textfile)
 	free(out);
 
 	snprintf(cmd, sizeof(cmd), "%s -b -n 2 -d 1 -s %s", top, sock);
-	out = run(cmd, &rc);
+	out = cmd_run(cmd, &rc);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_not_null(strstr(out, "NAME "), "%s", out);
 	cr_assert_not_null(strstr(out, "allowance: "), "%s", out);
@@ -180,7 +165,7 @@ Test(live_top, standalone_runs_its_own_collector_and_stops_it)
 	if (!live_require_root())
 		return;
 	snprintf(cmd, sizeof(cmd), "%s --standalone -b -n 2 -d 1 2>&1", top);
-	out = run(cmd, &rc);
+	out = cmd_run(cmd, &rc);
 	cr_assert_eq(rc, 0, "%s", out);
 	cr_assert_not_null(strstr(out, "monitoring-only collector"), "%s", out);
 	cr_assert_not_null(strstr(out, "NAME "), "%s", out);

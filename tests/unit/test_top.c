@@ -16,6 +16,8 @@
 #include <sys/wait.h>
 
 #include <criterion/criterion.h>
+
+#include "cmd.h"
 #include <jansson.h>
 
 #include "export.h"
@@ -87,24 +89,6 @@ static void teardown(void)
 
 TestSuite(top, .init = setup, .fini = teardown, .timeout = 60);
 
-/* Run a shell command; its stdout (malloc'd) and exit status. */
-static char *run(const char *cmd, int *ret_status)
-{
-	FILE *p = popen(cmd, "r");
-	char *out = NULL;
-	size_t cap = 0;
-	int st;
-
-	cr_assert_not_null(p);
-	if (getdelim(&out, &cap, '\0', p) < 0) {
-		free(out);
-		out = strdup("");
-	}
-	st = pclose(p);
-	*ret_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-	return out;
-}
-
 /* The batch line of a row: starts with its name (padded), NULL when absent. */
 static char *row_line(char *out, const char *name)
 {
@@ -143,12 +127,12 @@ Test(top, batch_table_matches_the_snapshot_json)
 	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s --json -s %s", top_bin, sock);
-	json = run(cmd, &st);
+	json = cmd_run(cmd, &st);
 	cr_assert_eq(st, 0);
 	root = json_loads(json, 0, NULL);
 	cr_assert_not_null(root, "%s", json);
 	snprintf(cmd, sizeof(cmd), "%s -b -n 1 -s %s", top_bin, sock);
-	out = run(cmd, &st);
+	out = cmd_run(cmd, &st);
 	cr_assert_eq(st, 0, "%s", out);
 	json_array_foreach(json_object_get(root, "pods"), i, pod) {
 		const json_t *stats = json_object_get(pod, "stats");
@@ -224,7 +208,7 @@ Test(top, batch_prints_n_times_and_filters)
 	int st, n = 0;
 
 	snprintf(cmd, sizeof(cmd), "%s -b -n 3 -d 0.1 -f batch -s %s", top_bin, sock);
-	out = run(cmd, &st);
+	out = cmd_run(cmd, &st);
 	cr_assert_eq(st, 0);
 	for (p = out; (p = strstr(p, "kqos-top ")); p++)
 		n++;
@@ -241,13 +225,13 @@ Test(top, no_agent_says_so_and_suggests_standalone)
 	int st;
 
 	snprintf(cmd, sizeof(cmd), "%s -b -n 1 -s %s/nothing.sock 2>&1", top_bin, dir);
-	out = run(cmd, &st);
+	out = cmd_run(cmd, &st);
 	cr_assert_eq(st, 1);
 	cr_assert_not_null(strstr(out, "no kqos agent at"), "%s", out);
 	cr_assert_not_null(strstr(out, "--standalone"), "%s", out);
 	free(out);
 	snprintf(cmd, sizeof(cmd), "%s -d 0 2>&1", top_bin);
-	out = run(cmd, &st);
+	out = cmd_run(cmd, &st);
 	cr_assert_eq(st, 1);
 	cr_assert_not_null(strstr(out, "-d: '0'"), "%s", out);
 	free(out);
@@ -269,7 +253,7 @@ static char *screen(void)
 	int st;
 
 	snprintf(cmd, sizeof(cmd), "tmux -L %s capture-pane -p -t kt", tmux_sock);
-	return run(cmd, &st);
+	return cmd_run(cmd, &st);
 }
 
 /* Wait until the screen contains @text (or, with @absent, no longer does). */
