@@ -55,7 +55,7 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
 }
 
-static __u64 interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
+__u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
 			  const struct cg_totals *d)
 {
 	int top = KQOS_HIST_SLOTS - 1;
@@ -67,6 +67,14 @@ static __u64 interval_max(const struct cg_totals *prev, const struct cg_totals *
 		top--;
 	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
 	return bound < cur->rq_wait_max_ns ? bound : cur->rq_wait_max_ns;
+}
+
+void totals_pmu_per_s(const struct cg_totals *d, __u64 dt_ns, double *ret)
+{
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		ret[i] = (double)kqos_pmu_scale(d->pmu_count[i], d->pmu_enabled[i],
+						d->pmu_running[i]) *
+			 1e9 / (double)dt_ns;
 }
 
 static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, __u64 dt_ns,
@@ -81,11 +89,9 @@ static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, 
 	r->cpu_cores = (double)d.oncpu_ns / (double)dt_ns;
 	r->runs_per_s = (double)d.nr_switch_in * 1e9 / (double)dt_ns;
 	r->waits = d.rq_wait_cnt;
+	totals_pmu_per_s(&d, dt_ns, r->pmu_per_s);
 	for (int i = 0; i < KQOS_PMU_MAX; i++) {
 		r->pmu_count[i] = d.pmu_count[i];
-		r->pmu_per_s[i] =
-			(double)kqos_pmu_scale(d.pmu_count[i], d.pmu_enabled[i], d.pmu_running[i]) *
-			1e9 / (double)dt_ns;
 		/* untracked times (software events, never multiplexed) read as always running */
 		r->pmu_running_ratio[i] =
 			d.pmu_enabled[i] ? (double)d.pmu_running[i] / (double)d.pmu_enabled[i] : 1;
@@ -93,7 +99,7 @@ static void rate_one(const struct cg_totals *prev, const struct cg_totals *cur, 
 	if (!d.rq_wait_cnt)
 		return;
 	r->wait_mean_ns = (double)d.rq_wait_ns / (double)d.rq_wait_cnt;
-	r->wait_max_ns = interval_max(prev, cur, &d);
+	r->wait_max_ns = totals_interval_max(prev, cur, &d);
 	r->wait_p50_ns = hist_quantile(d.rq_hist, hist_total(d.rq_hist), 0.50);
 	r->wait_p99_ns = hist_quantile(d.rq_hist, hist_total(d.rq_hist), 0.99);
 	/* A midpoint may overshoot the largest value actually seen. */

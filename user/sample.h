@@ -57,4 +57,14 @@ size_t sample_rates(const struct cg_totals *prev, size_t nprev, const struct cg_
 /* Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). */
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
 
+/*
+ * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev
+ * (NULL: the cgroup is new), else the top non-empty slot's bound, never above the record.
+ */
+__u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
+			  const struct cg_totals *d);
+
+/* Per second rates of the PMU events of delta @d, scaled for multiplexing, into @ret[KQOS_PMU_MAX]. */
+void totals_pmu_per_s(const struct cg_totals *d, __u64 dt_ns, double *ret);
+
 #endif

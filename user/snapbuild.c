@@ -840,10 +840,11 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 		static const struct cg_totals zero;
 		const struct cg_totals *p = &zero;
 		const struct cum *c = cum_find(sb, in->cur[k].cgid);
-		struct cg_rate r;
+		double pmu_per_s[KQOS_PMU_MAX];
 		struct cg_totals d;
 		const char *path;
 		struct acc *a, one;
+		__u64 max;
 
 		while (j < in->nprev && in->prev[j].cgid < in->cur[k].cgid)
 			j++;
@@ -852,17 +853,18 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 		if (!c || cgid_index__path(in->ids, in->cur[k].cgid, &path))
 			continue;
 		totals_delta(p, &in->cur[k], &d);
-		sample_rates(p == &zero ? NULL : p, p == &zero ? 0 : 1, &in->cur[k], 1, in->dt_ns,
-			     &r, 1);
+		max = d.rq_wait_cnt ? totals_interval_max(p == &zero ? NULL : p, &in->cur[k], &d) :
+				      0;
+		totals_pmu_per_s(&d, in->dt_ns, pmu_per_s);
 		a = owner_of(b->owners, b->nowners, path);
 		if (a) {
-			acc_add(a, &d, r.wait_max_ns, c, r.pmu_per_s);
+			acc_add(a, &d, max, c, pmu_per_s);
 			continue;
 		}
 		if (!d.oncpu_ns && !d.nr_switch_in)
 			continue;
 		memset(&one, 0, sizeof(one));
-		acc_add(&one, &d, r.wait_max_ns, c, r.pmu_per_s);
+		acc_add(&one, &d, max, c, pmu_per_s);
 		if (s->others)
 			add_other(s, in->ncur, path, in->cur[k].cgid, &one, in->dt_ns);
 	}
