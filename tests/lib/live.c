@@ -254,3 +254,15 @@ void live_sleep_ms(unsigned int ms)
 	while (nanosleep(&ts, &ts) && errno == EINTR)
 		;
 }
+
+struct cg_totals live_totals(struct collector *c, struct cg_totals *buf, size_t cap, __u64 id)
+{
+	struct cg_totals zero = { .cgid = id };
+	int n = collector__read(c, buf, cap);
+
+	cr_assert_geq(n, 0, "collector__read: %d", n);
+	for (int i = 0; i < n; i++)
+		if (buf[i].cgid == id)
+			return buf[i];
+	return zero;
+}

@@ -6,6 +6,8 @@
 #include <sys/types.h>
 #include <linux/types.h>
 
+#include "collector.h"
+
 /*
  * Helpers for live tests: real cgroups under the host's mounts and real processes as load.
  * Every cgroup is named kqos-test-<pid>-<tag> so a later run can sweep what a crashed one left,
@@ -45,5 +47,11 @@ int live_read_u64(const char *path, __u64 *ret);
 int live_read_key(const char *path, const char *key, __u64 *ret);
 
 void live_sleep_ms(unsigned int ms);
+
+/*
+ * The collector's totals of cgroup @id, read through @buf (room for @cap entries); zeroes with
+ * the cgid set when the cgroup never ran. Asserts that the read worked.
+ */
+struct cg_totals live_totals(struct collector *c, struct cg_totals *buf, size_t cap, __u64 id);
 
 #endif

@@ -91,16 +91,9 @@ static const struct cg_totals *find(const struct cg_totals *v, int n, __u64 id)
 	return NULL;
 }
 
-/* Collector totals of @id, summed; zeroes when the cgroup never ran. */
 static struct cg_totals read_one(__u64 id)
 {
-	struct cg_totals t = { .cgid = id };
-	int n = collector__read(col, buf, MAX_CG);
-	const struct cg_totals *p;
-
-	cr_assert_geq(n, 0);
-	p = find(buf, n, id);
-	return p ? *p : t;
+	return live_totals(col, buf, MAX_CG, id);
 }
 
 static __u64 usage_ns(const char *ctrl, const char *tag)

@@ -77,13 +77,7 @@ static __u64 make_group(int n, int duty)
 
 static struct cg_totals read_one(__u64 id)
 {
-	struct cg_totals zero = { .cgid = id };
-	int n = collector__read(col, buf, MAX_CG);
-
-	for (int i = 0; i < n; i++)
-		if (buf[i].cgid == id)
-			return buf[i];
-	return zero;
+	return live_totals(col, buf, MAX_CG, id);
 }
 
 Test(pmu_live, context_switches_equal_switch_ins, .init = setup, .fini = teardown, .timeout = 30)
