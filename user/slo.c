@@ -174,22 +174,31 @@ static int parse_threshold(json_t *o, struct slo_config *cfg, char *err, size_t 
 	return 0;
 }
 
+/* @text as a JSON object, or NULL with a message naming @what in @err. */
+static json_t *load_object(const char *text, const char *what, char *err, size_t err_len)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (root && json_is_object(root))
+		return root;
+	snprintf(err, err_len, "%s: not a JSON object (%s, line %d)", what,
+		 root ? "wrong type" : jerr.text, jerr.line);
+	json_decref(root);
+	return NULL;
+}
+
 static int parse_policy(const char *text, struct slo_config *cfg, char *err, size_t err_len)
 {
 	struct pctx c = { err, err_len, "nodeSLO" };
-	json_error_t jerr;
 	json_t *root, *o;
 	int r;
 
 	if (!text || !*text)
 		return 0;
-	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root || !json_is_object(root)) {
-		snprintf(err, err_len, "nodeSLO: not a JSON object (%s, line %d)",
-			 root ? "wrong type" : jerr.text, jerr.line);
-		json_decref(root);
+	root = load_object(text, "nodeSLO", err, err_len);
+	if (!root)
 		return -EINVAL;
-	}
 	r = sub_object(&c, root, "resourceUsedThresholdWithBE", &o);
 	if (r > 0)
 		r = parse_threshold(o, cfg, err, err_len);
@@ -301,19 +310,14 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 	static const char *const batch_known[] = { "enable", NULL };
 	struct pctx c = { err, err_len, "strategies" },
 		    cb = { err, err_len, "strategies.batchResource" };
-	json_error_t jerr;
 	json_t *root, *o;
 	int r;
 
 	if (!text || !*text)
 		return 0;
-	root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
-	if (!root || !json_is_object(root)) {
-		snprintf(err, err_len, "strategies: not a JSON object (%s, line %d)",
-			 root ? "wrong type" : jerr.text, jerr.line);
-		json_decref(root);
+	root = load_object(text, "strategies", err, err_len);
+	if (!root)
 		return -EINVAL;
-	}
 	if ((r = check_keys(&c, root, known)) < 0 || (r = parse_scalars(root, cfg, &c)) < 0)
 		goto out;
 	if ((r = sub_object(&c, root, "cpuSuppress", &o)) > 0)
