@@ -46,8 +46,7 @@ ifeq ($(WERROR),1)
 WARN += -Werror
 endif
 
-INCLUDES := -I$(OUTPUT) -Ibpf -Iuser -Iresctrl -Istrategies -Itests/lib
-CFLAGS := -std=gnu11 -g $(OPT) $(WARN) $(HARDEN) $(INCLUDES) -DKQOS_VERSION='"$(VERSION)"' \
+CFLAGS := -std=gnu11 -g $(OPT) $(WARN) $(HARDEN) -DKQOS_VERSION='"$(VERSION)"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDHARDEN) $(LDSAN) $(EXTRA_LDFLAGS)
 LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpfm -lelf -lz -lm
@@ -64,11 +63,33 @@ BPF_HDRS := $(wildcard bpf/*.h) $(VMLINUX_H)
 BPF_OBJS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 
-# user/main.c is kqosd, user/top*.c is kqos-top; every other user/*.c goes into libkqos.a,
-# which the daemon, the live view and the tests all link.
+# One folder per layer (docs/architecture.md). Each layer sees only its own headers and those
+# of the layers below it, so an upward include does not compile. log.h lives in user/ with the
+# agent; scripts/check-layers.sh (make style) keeps the stages from including the agent's own
+# headers through that path.
+#
+#   layer       sources              may include
+MODEL_INC := -Iuser/model -Ibpf
+CGROUP_INC := -Iuser/cgroup $(MODEL_INC)
+RESCTRL_INC := -Iresctrl
+STRAT_INC := -Istrategies $(MODEL_INC)
+COLLECT_INC := -Iuser/collect -Iuser $(CGROUP_INC) $(RESCTRL_INC) -I$(OUTPUT)
+ACTUATE_INC := -Iuser/actuate -Iuser $(STRAT_INC) $(CGROUP_INC) $(RESCTRL_INC)
+EXPORT_INC := -Iuser/export -Iuser $(MODEL_INC)
+TOP_INC := -Iuser/top -Iuser/export $(MODEL_INC)
+AGENT_INC := -Iuser -Iuser/collect -Iuser/actuate -Iuser/export $(STRAT_INC) $(CGROUP_INC) \
+	$(RESCTRL_INC) -I$(OUTPUT)
+TEST_INC := $(AGENT_INC) -Iuser/top -Itests/lib
+
 KQOSD_SRCS := user/main.c
-TOP_SRCS := $(wildcard user/top*.c)
-LIB_SRCS := $(filter-out $(KQOSD_SRCS) $(TOP_SRCS),$(wildcard user/*.c))
+AGENT_SRCS := user/agent.c user/opts.c user/config.c
+LOG_SRCS := user/log.c
+COLLECT_SRCS := $(wildcard user/collect/*.c)
+ACTUATE_SRCS := $(wildcard user/actuate/*.c)
+EXPORT_SRCS := $(wildcard user/export/*.c)
+TOP_SRCS := $(wildcard user/top/*.c)
+MODEL_SRCS := $(wildcard user/model/*.c)
+CGROUP_SRCS := $(wildcard user/cgroup/*.c)
 RESCTRL_SRCS := $(wildcard resctrl/*.c)
 STRAT_SRCS := $(wildcard strategies/*.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
@@ -76,11 +97,11 @@ UNIT_SRCS := $(wildcard tests/unit/test_*.c)
 LIVE_SRCS := $(wildcard tests/live/test_*.c)
 
 obj = $(patsubst %.c,$(OUTPUT)/%.o,$(1))
-LIBKQOS := $(OUTPUT)/libkqos.a
-LIBRESCTRL := $(OUTPUT)/libresctrl.a
-LIBSTRAT := $(OUTPUT)/libstrategies.a
-LIBTEST := $(OUTPUT)/libtesthelp.a
-LIBS := $(LIBKQOS) $(LIBSTRAT) $(LIBRESCTRL)
+lib = $(OUTPUT)/lib$(1).a
+# Dependency order, users first: the linker resolves each archive against the ones after it.
+LIBS := $(foreach l,agent collect actuate export strategies cgroup resctrl model log,$(call lib,$(l)))
+TOP_LIBS := $(foreach l,model log,$(call lib,$(l)))
+LIBTEST := $(call lib,testhelp)
 
 KQOSD := $(OUTPUT)/kqosd
 KQOSTOP := $(if $(TOP_SRCS),$(OUTPUT)/kqos-top)
@@ -144,33 +165,52 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/bpf/%.bpf.o
 	$(Q)$(BPFTOOL) gen skeleton $< name $*_bpf > $@
 
 # --- user space --------------------------------------------------------------------------------
-C_OBJS = $(call obj,$(KQOSD_SRCS) $(TOP_SRCS) $(LIB_SRCS) $(RESCTRL_SRCS) $(STRAT_SRCS) \
+$(call obj,$(KQOSD_SRCS) $(AGENT_SRCS)): INC := $(AGENT_INC)
+$(call obj,$(LOG_SRCS)): INC := -Iuser
+$(call obj,$(COLLECT_SRCS)): INC := $(COLLECT_INC)
+$(call obj,$(ACTUATE_SRCS)): INC := $(ACTUATE_INC)
+$(call obj,$(EXPORT_SRCS)): INC := $(EXPORT_INC)
+$(call obj,$(TOP_SRCS)): INC := $(TOP_INC)
+$(call obj,$(MODEL_SRCS)): INC := $(MODEL_INC)
+$(call obj,$(CGROUP_SRCS)): INC := $(CGROUP_INC)
+$(call obj,$(RESCTRL_SRCS)): INC := $(RESCTRL_INC)
+$(call obj,$(STRAT_SRCS)): INC := $(STRAT_INC)
+$(call obj,$(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS)): INC := $(TEST_INC)
+
+C_OBJS = $(call obj,$(KQOSD_SRCS) $(AGENT_SRCS) $(LOG_SRCS) $(COLLECT_SRCS) $(ACTUATE_SRCS) \
+	$(EXPORT_SRCS) $(TOP_SRCS) $(MODEL_SRCS) $(CGROUP_SRCS) $(RESCTRL_SRCS) $(STRAT_SRCS) \
 	$(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS))
 $(C_OBJS): $(OUTPUT)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) $(INC) -MMD -MP -c $< -o $@
 
-$(LIBKQOS): $(call obj,$(LIB_SRCS))
-$(LIBRESCTRL): $(call obj,$(RESCTRL_SRCS))
-$(LIBSTRAT): $(call obj,$(STRAT_SRCS))
+$(call lib,agent): $(call obj,$(AGENT_SRCS))
+$(call lib,log): $(call obj,$(LOG_SRCS))
+$(call lib,collect): $(call obj,$(COLLECT_SRCS))
+$(call lib,actuate): $(call obj,$(ACTUATE_SRCS))
+$(call lib,export): $(call obj,$(EXPORT_SRCS))
+$(call lib,model): $(call obj,$(MODEL_SRCS))
+$(call lib,cgroup): $(call obj,$(CGROUP_SRCS))
+$(call lib,resctrl): $(call obj,$(RESCTRL_SRCS))
+$(call lib,strategies): $(call obj,$(STRAT_SRCS))
 $(LIBTEST): $(call obj,$(TESTLIB_SRCS))
 $(OUTPUT)/lib%.a:
 	$(call msg,AR,$@)
 	$(Q)rm -f $@
 	$(Q)$(AR) rcs $@ $^
 
-# The archives use each other (strategies use cpumask helpers from libkqos): link them as a group.
-link = $(CC) $(LDFLAGS) $(filter %.o,$^) -Wl,--start-group $(filter %.a,$^) -Wl,--end-group
+link = $(CC) $(LDFLAGS) $(filter %.o,$^) $(filter %.a,$^)
 
 $(KQOSD): $(call obj,$(KQOSD_SRCS)) $(LIBS)
 	$(call msg,BINARY,$@)
 	$(Q)$(link) $(LDLIBS) -o $@
 
-$(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(LIBS)
+$(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(TOP_LIBS)
 	$(call msg,BINARY,$@)
 	$(Q)$(link) $(LDLIBS) $(shell pkg-config --libs ncursesw 2>/dev/null) -o $@
 
+# Test helpers (fakes) sit above every layer they fake.
 $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
 	$(call msg,TEST,$@)
 	$(Q)$(link) $(TEST_LDLIBS) -o $@
@@ -196,4 +236,4 @@ help:
 	@echo '  make clean'
 	@echo 'knobs: V=1 (show commands) WERROR=1 (-Werror) SANITIZE=1 (ASan+UBSan, .output-san)'
 
--include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d)
+-include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

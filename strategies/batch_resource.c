@@ -121,7 +121,8 @@ static int plan_batch_pod(struct plan *p, const struct strategy_input *in,
 	return err;
 }
 
-static int batch_decide(void *state, const struct strategy_input *in, struct plan *p)
+static int batch_decide(void *state, const struct strategy_input *in, struct plan *p,
+			struct strategy_report *rep)
 {
 	int err = 0;
 

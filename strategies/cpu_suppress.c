@@ -308,7 +308,8 @@ static int plan_top(struct plan *p, const struct targets *t, enum plan_knob knob
 
 /* @hold: no usage this tick, keep the last decision rather than let the knob be released */
 static int decide_cpuset(struct suppress_state *st, const struct strategy_input *in,
-			 const struct targets *t, int64_t budget, bool hold, struct plan *p)
+			 const struct targets *t, int64_t budget, bool hold, struct plan *p,
+			 struct strategy_report *rep)
 {
 	struct cpumask allowed, lse, lsr, full, cpus;
 	struct plan_value unlimited = { .quota_us = -1 };
@@ -335,8 +336,8 @@ static int decide_cpuset(struct suppress_state *st, const struct strategy_input 
 			      &full, why);
 	if (!err)
 		err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress cpuset: no quota");
-	p->has_be_cpus = true;
-	p->be_cpus = cpus;
+	rep->has_be_cpus = true;
+	rep->be_cpus = cpus;
 	return err;
 }
 
@@ -351,7 +352,8 @@ static int restore_cpusets(const struct strategy_input *in, const struct targets
 }
 
 static int decide_quota(struct suppress_state *st, const struct strategy_input *in,
-			const struct targets *t, int64_t budget, bool hold, struct plan *p)
+			const struct targets *t, int64_t budget, bool hold, struct plan *p,
+			struct strategy_report *rep)
 {
 	struct plan_value v = { .period_us = CFS_PERIOD_US };
 	char why[PLAN_WHY_MAX];
@@ -364,8 +366,8 @@ static int decide_quota(struct suppress_state *st, const struct strategy_input *
 	err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
 	if (!err)
 		err = restore_cpusets(in, t, p, "suppress cfsQuota: full BE cpuset");
-	p->has_be_quota = true;
-	p->be_quota_us = v.quota_us;
+	rep->has_be_quota = true;
+	rep->be_quota_us = v.quota_us;
 	return err;
 }
 
@@ -386,7 +388,8 @@ static int decide_weight_idle(const struct strategy_input *in, const struct targ
 	return err;
 }
 
-static int suppress_decide(void *state, const struct strategy_input *in, struct plan *p)
+static int suppress_decide(void *state, const struct strategy_input *in, struct plan *p,
+			   struct strategy_report *rep)
 {
 	struct suppress_state *st = state;
 	struct targets t;
@@ -409,8 +412,9 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 	if (!hold)
 		budget = suppress_be_budget_milli(in);
 	if (st->policy == SUPPRESS_CFS_QUOTA)
-		return hold && st->cur_quota <= 0 ? 0 : decide_quota(st, in, &t, budget, hold, p);
-	return hold && !st->cur_cpus ? 0 : decide_cpuset(st, in, &t, budget, hold, p);
+		return hold && st->cur_quota <= 0 ? 0 :
+						    decide_quota(st, in, &t, budget, hold, p, rep);
+	return hold && !st->cur_cpus ? 0 : decide_cpuset(st, in, &t, budget, hold, p, rep);
 }
 
 static bool suppress_enabled(const struct slo_config *cfg)

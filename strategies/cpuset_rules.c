@@ -21,10 +21,10 @@ static bool pod_is_managed(const struct pod *pod)
 /* Step 2: kubelet static removes the exclusive CPUs of pods koordinator does not manage. */
 static void remove_kubelet_cpus(const struct strategy_input *in, struct cpumask *cpus)
 {
-	if (in->cfg->kubelet_policy != KUBELET_CPU_STATIC || !in->cpumgr)
+	if (in->cfg->kubelet_policy != KUBELET_CPU_STATIC || !in->snap->node.cpumgr)
 		return;
-	for (size_t i = 0; i < in->cpumgr->nr_entries; i++) {
-		const struct cpumgr_entry *ent = &in->cpumgr->entries[i];
+	for (size_t i = 0; i < in->snap->node.cpumgr->nr_entries; i++) {
+		const struct cpumgr_entry *ent = &in->snap->node.cpumgr->entries[i];
 		const struct snap_pod *sp = snapshot__pod(in->snap, ent->pod_uid);
 
 		if (!sp || !pod_is_managed(sp->pod))
@@ -141,7 +141,8 @@ static int plan_pod(struct plan *p, const struct strategy_input *in, const struc
 	return err;
 }
 
-static int rules_decide(void *state, const struct strategy_input *in, struct plan *p)
+static int rules_decide(void *state, const struct strategy_input *in, struct plan *p,
+			struct strategy_report *rep)
 {
 	struct share_pools pools;
 	int err = 0;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cgvalue.h"
 #include "plan.h"
 
 static const char *const knob_names[PLAN_KNOB_NR] = {
@@ -29,8 +30,6 @@ void plan_reset(struct plan *p)
 {
 	p->nr = 0;
 	p->nr_overridden = 0;
-	p->has_be_cpus = false;
-	p->has_be_quota = false;
 }
 
 const char *plan_knob_name(enum plan_knob knob)
@@ -65,16 +64,7 @@ unsigned int plan_cgroup_depth(const char *cgroup)
 /* The strategies build paths from snapshot data: refuse anything that could leave the tree. */
 static bool path_ok(const char *cg)
 {
-	if (!cg || cg[0] != '/' || strlen(cg) >= PLAN_CGROUP_MAX)
-		return false;
-	for (const char *c = cg; *c; c++) {
-		if ((unsigned char)*c < 0x20)
-			return false;
-		if (c[0] == '/' && c[1] == '.' &&
-		    (!c[2] || c[2] == '/' || (c[2] == '.' && (!c[3] || c[3] == '/'))))
-			return false;
-	}
-	return true;
+	return cg && cg[0] == '/' && strlen(cg) < PLAN_CGROUP_MAX && cgpath_is_safe(cg);
 }
 
 static struct plan_entry *find(const struct plan *p, const char *cgroup, enum plan_knob knob)

@@ -55,11 +55,6 @@ struct plan {
 	struct plan_entry *entries;
 	size_t nr, cap;
 	size_t nr_overridden; /* requests that lost to a higher precedence */
-	/* what cpu_suppress decided for the besteffort level, for the snapshot */
-	bool has_be_cpus;
-	struct cpumask be_cpus;
-	bool has_be_quota;
-	int64_t be_quota_us;
 	/* the strategy writing now and its precedence, set by the caller of decide() */
 	const char *strategy;
 	int prio;

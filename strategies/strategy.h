@@ -4,7 +4,6 @@
 
 #include <stdbool.h>
 
-#include "cputopo.h"
 #include "plan.h"
 #include "slo.h"
 #include "snapshot.h"
@@ -19,8 +18,17 @@
 struct strategy_input {
 	const struct snapshot *snap;
 	const struct slo_config *cfg;
-	/* kubelet's cpu_manager_state when the policy is static and the file exists, else NULL */
-	const struct cpumgr_state *cpumgr;
+};
+
+/*
+ * What a strategy decided beyond plan entries, for the published enforcement state: so far
+ * cpu_suppress's BE cpuset or quota. Zeroed by the caller before a tick.
+ */
+struct strategy_report {
+	bool has_be_cpus; /* cpu_suppress cpuset policy: the BE cpuset */
+	struct cpumask be_cpus;
+	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
+	int64_t be_quota_us;
 };
 
 struct kqos_strategy {
@@ -32,7 +40,8 @@ struct kqos_strategy {
 	/* optional: private state; *ret_state may stay NULL */
 	int (*init)(const struct slo_config *cfg, void **ret_state);
 	/* required, pure: add entries to plan (plan->strategy/prio set by the caller) */
-	int (*decide)(void *state, const struct strategy_input *in, struct plan *plan);
+	int (*decide)(void *state, const struct strategy_input *in, struct plan *plan,
+		      struct strategy_report *rep);
 	/* optional */
 	void (*fini)(void *state);
 };

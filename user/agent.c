@@ -10,33 +10,43 @@
 #include <sys/timerfd.h>
 
 #include "agent.h"
-#include "cgid.h"
-#include "cgmode.h"
+#include "cgroupfs.h"
 #include "collector.h"
 #include "enforce.h"
 #include "export.h"
+#include "host.h"
 #include "log.h"
+#include "podsrc.h"
 #include "rdtmon.h"
 #include "report.h"
 #include "sample.h"
 #include "snapbuild.h"
+
+_Static_assert(CG_MODE_AUTO == (int)CG_IDS_AUTO && CG_MODE_V1 == (int)CG_IDS_V1_CPU &&
+		       CG_MODE_V2 == (int)CG_IDS_V2,
+	       "cgroupMode names the id trees");
 
 enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT };
 
 struct agent {
 	struct kqos_opts *opts;
 	struct kqos_config cfg;
-	struct cg_hier hier;
+	struct cgroupfs *cgfs; /* hierarchy detection */
+	enum cg_ids ids_kind;
+	const char *mount; /* the collector's hierarchy, borrowed from cgfs */
 	struct collector *col;
-	struct cgid_index *ids;
+	struct host *host;
 	struct snapbuild *sb;
 	struct exporter *exp;
 	struct rdtmon *rdt; /* NULL without resctrl */
 	struct enforcer *enf; /* NULL with --once (monitoring only) */
 	struct snapshot *snap; /* the latest */
+	struct snap_enforce enforce; /* what enforcement did in the latest tick */
+	const char *src_kind;
 	int epfd, tfd, sfd;
 	size_t cap;
 	struct cg_totals *prev, *cur;
+	struct cg_delta *deltas;
 	size_t nprev;
 	__u64 prev_ns, last_reap_ns;
 	bool stop;
@@ -103,13 +113,17 @@ static int alloc_buffers(struct agent *a)
 	a->cap = collector__capacity(a->col);
 	a->prev = calloc(a->cap, sizeof(*a->prev));
 	a->cur = calloc(a->cap, sizeof(*a->cur));
-	return a->prev && a->cur ? 0 : -ENOMEM;
+	a->deltas = calloc(a->cap, sizeof(*a->deltas));
+	return a->prev && a->cur && a->deltas ? 0 : -ENOMEM;
 }
 
 static int open_collector(struct agent *a)
 {
-	struct collector_opts copts = { .max_cgroups = a->cfg.collector.max_cgroups,
-					.cgroup_mode = a->hier.bpf_mode };
+	struct collector_opts copts = {
+		.max_cgroups = a->cfg.collector.max_cgroups,
+		.cgroup_mode = a->ids_kind == CG_IDS_V2 ? KQOS_CG_MODE_V2 : KQOS_CG_MODE_V1_CPU,
+		.sys_root = a->cfg.sys_root,
+	};
 	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 
 	copts.pmu_events = pmu;
@@ -166,25 +180,121 @@ static int open_enforcer(struct agent *a)
 	return enforcer__new(&o, &a->enf);
 }
 
+static int open_kubelet(const struct kqos_config *c, struct podsrc **ret)
+{
+	struct podsrc_kubelet_opts o = {
+		.url = c->pods.kubelet.url,
+		.token_path = *c->pods.kubelet.token_file ? c->pods.kubelet.token_file : NULL,
+		.ca_path = *c->pods.kubelet.ca_file ? c->pods.kubelet.ca_file : NULL,
+		.insecure_skip_verify = c->pods.kubelet.insecure_skip_verify,
+		.timeout_ms = c->pods.kubelet.timeout_ns / 1000000,
+		.interval_ms = c->pods.kubelet.interval_ns / 1000000,
+	};
+
+	return podsrc_kubelet__new(&o, ret);
+}
+
+static int open_static(const struct kqos_config *c, const char *mount, struct podsrc **ret)
+{
+	struct podsrc_static_group g[CONFIG_MAX_GROUPS];
+	struct podsrc_static_opts o = { .groups = g,
+					.nr_groups = c->pods.nr_groups,
+					.cgroup_root = mount };
+
+	for (__u32 i = 0; i < c->pods.nr_groups; i++) {
+		g[i].name = c->pods.groups[i].name;
+		g[i].cgroup = c->pods.groups[i].cgroup;
+		g[i].qos_class = c->pods.groups[i].qos_class;
+	}
+	return podsrc_static__new(&o, ret);
+}
+
+static int open_file_source(const struct kqos_config *c, struct podsrc **ret)
+{
+	struct podsrc_file_opts o = { .path = c->pods.file.path,
+				      .interval_ms = c->pods.file.interval_ns / 1000000 };
+
+	return podsrc_file__new(&o, ret);
+}
+
+/* In a pod with a service account the kubelet is the source; on a host, groups or the walk. */
+static __u32 source_kind(const struct kqos_config *c)
+{
+	if (c->pods.source != POD_SOURCE_AUTO)
+		return c->pods.source;
+	if (!access(c->pods.kubelet.token_file, R_OK))
+		return POD_SOURCE_KUBELET;
+	return c->pods.nr_groups ? POD_SOURCE_STATIC : POD_SOURCE_CGROUP;
+}
+
+static int open_source(struct agent *a, struct podsrc **ret)
+{
+	*ret = NULL;
+	switch (source_kind(&a->cfg)) {
+	case POD_SOURCE_KUBELET:
+		a->src_kind = "kubelet";
+		return open_kubelet(&a->cfg, ret);
+	case POD_SOURCE_FILE:
+		a->src_kind = "file";
+		return open_file_source(&a->cfg, ret);
+	case POD_SOURCE_STATIC:
+		a->src_kind = "static";
+		return open_static(&a->cfg, a->mount, ret);
+	case POD_SOURCE_NONE:
+		a->src_kind = "none";
+		return 0;
+	default:
+		a->src_kind = "cgroup";
+		return 0;
+	}
+}
+
+static int open_model(struct agent *a)
+{
+	struct host_opts ho = { .cgroup_root = a->cfg.cgroup_root,
+				.mount = a->mount,
+				.sys_root = a->cfg.sys_root,
+				.proc_root = a->cfg.proc_root,
+				.cpu_manager_state = a->cfg.cpu_manager_state };
+	struct snapbuild_opts so = { .hierarchy = cg_ids_name(a->ids_kind), .mount = a->mount };
+	int err = open_source(a, &ho.src);
+
+	if (err) {
+		log_err("cannot start the pod source", "source=%s err=%d", a->src_kind, err);
+		return err;
+	}
+	log_info("pod source", "kind=%s", a->src_kind);
+	ho.pods_from_walk = !strcmp(a->src_kind, "cgroup");
+	err = host__new(&ho, &a->host);
+	so.pod_source = a->src_kind;
+	return err ? err : snapbuild__new(&so, &a->sb);
+}
+
+/* The one hierarchy detector (cgroupfs) says which tree the collector's ids come from. */
+static int open_hierarchy(struct agent *a)
+{
+	int err = cgroupfs__open(a->cfg.cgroup_root, CGFS_MODE_AUTO, &a->cgfs);
+
+	if (!err)
+		err = cgroupfs__ids_tree(a->cgfs, (enum cg_ids)a->cfg.cgroup_mode, &a->ids_kind,
+					 &a->mount);
+	if (err)
+		log_err("no usable cgroup hierarchy", "root=%s mode=%u err=%d", a->cfg.cgroup_root,
+			a->cfg.cgroup_mode, err);
+	return err;
+}
+
 static int start(struct agent *a)
 {
 	int err;
 
-	err = cg_hier_resolve(a->cfg.cgroup_root, a->cfg.cgroup_mode, &a->hier);
-	if (err) {
-		log_err("no usable cgroup hierarchy", "root=%s mode=%u err=%d", a->cfg.cgroup_root,
-			a->cfg.cgroup_mode, err);
+	err = open_hierarchy(a);
+	if (err)
 		return err;
-	}
-	err = cgid_index__new(a->hier.mount, &a->ids);
-	if (err) {
-		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", a->hier.mount, err);
-		return err;
-	}
 	open_resctrl(a);
 	err = open_collector(a);
 	if (!err)
-		err = snapbuild__new(&a->cfg, &a->hier, &a->sb);
+		err = open_model(a);
 	if (!err)
 		err = open_enforcer(a);
 	if (!err)
@@ -197,7 +307,7 @@ static int start(struct agent *a)
 		return err;
 	log_info("kqosd started",
 		 "version=%s hierarchy=%s mount=%s interval_ms=%llu dry_run=%d pmu_events=%d",
-		 KQOS_VERSION, a->hier.name, a->hier.mount, a->cfg.interval_ns / 1000000ULL,
+		 KQOS_VERSION, cg_ids_name(a->ids_kind), a->mount, a->cfg.interval_ns / 1000000ULL,
 		 a->cfg.dry_run, collector__pmu_count(a->col));
 	return 0;
 }
@@ -209,14 +319,16 @@ static void stop(struct agent *a)
 		log_err("restoring cgroup values failed, the journal keeps them for the next start",
 			"state_dir=%s", a->cfg.state_dir);
 	enforcer__free(a->enf);
-	snapshot__free(a->snap);
+	snapshot__put(a->snap);
 	exporter__free(a->exp);
 	snapbuild__free(a->sb);
+	host__free(a->host);
 	rdtmon__free(a->rdt);
+	free(a->deltas);
 	free(a->cur);
 	free(a->prev);
 	collector__free(a->col);
-	cgid_index__free(a->ids);
+	cgroupfs__free(a->cgfs);
 	if (a->epfd >= 0)
 		close(a->epfd);
 	if (a->tfd >= 0)
@@ -231,7 +343,7 @@ static void reap(struct agent *a)
 	size_t gone = 0;
 
 	for (size_t i = 0; i < a->nprev; i++) {
-		if (cgid_index__check(a->ids, a->prev[i].cgid) != -ESTALE)
+		if (cgid_index__check(host__ids(a->host), a->prev[i].cgid) != -ESTALE)
 			continue;
 		collector__forget(a->col, a->prev[i].cgid);
 		gone++;
@@ -242,10 +354,29 @@ static void reap(struct agent *a)
 
 static void publish(struct agent *a, struct snapshot *s, __u64 now)
 {
-	snapshot__free(a->snap);
+	snapshot__put(a->snap);
 	a->snap = s;
 	if (a->exp)
-		exporter__publish(a->exp, s, now);
+		exporter__publish(a->exp, s, &a->enforce, now);
+}
+
+/* One tick's inputs: the maps' deltas, what the host shows, resctrl's last readings. */
+static void gather(struct agent *a, __u64 now, size_t n, struct snapbuild_input *in)
+{
+	size_t nd = sample_deltas(a->prev, a->nprev, a->cur, n, now - a->prev_ns, a->deltas);
+
+	*in = (struct snapbuild_input){ .dt_ns = now - a->prev_ns,
+					.mono_ns = now,
+					.wall_ns = clock_ns(CLOCK_REALTIME),
+					.pmu_n = collector__pmu_count(a->col),
+					.dropped = collector__dropped(a->col) };
+	in->pmu = in->pmu_n ? collector__pmu_event(a->col, 0) : NULL;
+	host__poll_pods(a->host, now);
+	host__read(a->host, now, in, a->deltas, nd);
+	rdtmon__poll(a->rdt, now);
+	if (a->rdt && rdtmon__copy(a->rdt, &in->rdt, &in->nr_rdt))
+		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
+	in->rdt_enabled = a->rdt;
 }
 
 static void tick(struct agent *a)
@@ -261,23 +392,10 @@ static void tick(struct agent *a)
 		log_warn("reading the collector maps failed", "err=%d", n);
 		return;
 	}
-	snapbuild__poll_pods(a->sb, now);
-	in = (struct snapbuild_input){ .prev = a->prev,
-				       .nprev = a->nprev,
-				       .cur = a->cur,
-				       .ncur = (size_t)n,
-				       .dt_ns = now - a->prev_ns,
-				       .mono_ns = now,
-				       .wall_ns = clock_ns(CLOCK_REALTIME),
-				       .ids = a->ids,
-				       .col = a->col,
-				       .dropped = collector__dropped(a->col) };
+	gather(a, now, (size_t)n, &in);
 	s = snapbuild__build(a->sb, &in);
-	rdtmon__poll(a->rdt, now);
-	if (s && a->rdt && rdtmon__fill(a->rdt, s))
-		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
-	/* Decide and apply on the snapshot before anyone else sees it: its enforce section. */
-	if (s && a->enf && enforcer__tick(a->enf, s, &s->enforce))
+	/* Decide and apply on the snapshot before anyone else sees it; the result goes beside. */
+	if (s && a->enf && enforcer__tick(a->enf, s, &a->enforce))
 		log_warn("enforcement tick failed", NULL);
 	if (s)
 		publish(a, s, now);
@@ -301,7 +419,7 @@ static int print_once(struct agent *a)
 	if (!a->snap)
 		return -ENODATA;
 	if (a->opts->format == OUT_JSON)
-		return report_json(stdout, a->snap);
+		return report_json(stdout, a->snap, &a->enforce);
 	return report_text(stdout, a->snap);
 }
 

@@ -10,8 +10,8 @@
 #include <jansson.h>
 
 #include "config.h"
-#include "enforce.h"
 #include "pod.h"
+#include "slo.h"
 
 #define NSEC_PER_SEC 1000000000ULL
 
@@ -206,6 +206,8 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->export.textfile_interval_ns = 10 * NSEC_PER_SEC;
 	snprintf(cfg->export.socket, sizeof(cfg->export.socket), "/run/kqos/kqos.sock");
 	snprintf(cfg->pods.kubelet_root, sizeof(cfg->pods.kubelet_root), "/var/lib/kubelet");
+	snprintf(cfg->cpu_manager_state, sizeof(cfg->cpu_manager_state),
+		 "/var/lib/kubelet/cpu_manager_state");
 	snprintf(cfg->pods.kubelet.url, sizeof(cfg->pods.kubelet.url),
 		 "https://127.0.0.1:10250/pods");
 	snprintf(cfg->pods.kubelet.token_file, sizeof(cfg->pods.kubelet.token_file),
@@ -573,9 +575,10 @@ static int walk_object(struct parse_ctx *c, const struct field *fields, json_t *
 }
 
 /* Rules that span keys; reported at the enclosing key. */
-static int validate(struct parse_ctx *c, const struct kqos_config *cfg)
+static int validate(struct parse_ctx *c, struct kqos_config *cfg)
 {
 	struct pmu_event_cfg ev[KQOS_PMU_MAX];
+	struct slo_config slo;
 	char why[1400];
 	int n;
 
@@ -591,10 +594,18 @@ static int validate(struct parse_ctx *c, const struct kqos_config *cfg)
 			return fail(c, "%s", why);
 	c->path[0] = "nodeSLO";
 	c->depth = 1;
-	if ((*cfg->node_slo_json || *cfg->strategies_json) &&
-	    enforce_validate(*cfg->node_slo_json ? cfg->node_slo_json : NULL,
-			     *cfg->strategies_json ? cfg->strategies_json : NULL, why, sizeof(why)))
+	if (slo_config_parse(*cfg->node_slo_json ? cfg->node_slo_json : NULL,
+			     *cfg->strategies_json ? cfg->strategies_json : NULL, &slo, why,
+			     sizeof(why)))
 		return fail(c, "%s", why);
+	/* One checkpoint for the model and cpuset rules; strategies.cpuManagerStatePath is an alias. */
+	if (*slo.cpu_manager_state)
+		snprintf(cfg->cpu_manager_state, sizeof(cfg->cpu_manager_state), "%s",
+			 slo.cpu_manager_state);
+	else if (snprintf(cfg->cpu_manager_state, sizeof(cfg->cpu_manager_state),
+			  "%s/cpu_manager_state",
+			  cfg->pods.kubelet_root) >= (int)sizeof(cfg->cpu_manager_state))
+		return fail(c, "%s", "pods.kubeletRoot: too long");
 	c->path[0] = "pods";
 	c->path[1] = "groups";
 	c->depth = 2;

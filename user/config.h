@@ -49,6 +49,11 @@ struct kqos_config {
 	char state_dir[PATH_MAX]; /* "stateDir": journal of original cgroup values */
 	char sys_root[PATH_MAX]; /* "sysRoot": sysfs, for topology (tests point it elsewhere) */
 	char proc_root[PATH_MAX]; /* "procRoot": procfs, for node CPU and memory use */
+	/*
+	 * kubelet's CPU manager checkpoint, derived: <pods.kubeletRoot>/cpu_manager_state, or the
+	 * documented alias strategies.cpuManagerStatePath when given
+	 */
+	char cpu_manager_state[PATH_MAX + 32];
 	struct {
 		char root[PATH_MAX]; /* "resctrl.root" */
 		__u64 interval_ns; /* "resctrl.interval": mon_data cadence */
@@ -61,7 +66,7 @@ struct kqos_config {
 	} export;
 	struct {
 		__u32 source; /* enum pod_source_cfg */
-		char kubelet_root[PATH_MAX]; /* for cpu_manager_state */
+		char kubelet_root[PATH_MAX]; /* "pods.kubeletRoot": for cpu_manager_state */
 		struct {
 			char url[512];
 			char token_file[PATH_MAX];

@@ -16,7 +16,7 @@
 #include "cgid.h"
 #include "collector.h"
 #include "live.h"
-#include "sample.h"
+#include "rates.h"
 
 #define MAX_CG 16384
 
@@ -156,7 +156,7 @@ Test(collector, crowded_cgroup_waits_and_idle_one_does_not, .init = setup, .fini
 	static const char *const ctrls[] = { "cpu", NULL };
 	struct cg_totals c0, c1, i0, i1, d;
 	__u64 crowded, idle;
-	struct cg_rate r;
+	struct test_rate r;
 
 	open_collector(KQOS_CG_MODE_V1_CPU);
 	crowded = make_group("crowded", ctrls, 3, 100);
@@ -172,14 +172,14 @@ Test(collector, crowded_cgroup_waits_and_idle_one_does_not, .init = setup, .fini
 	totals_delta(&c0, &c1, &d);
 	cr_expect_gt(d.rq_wait_cnt, 10, "waits=%llu", (unsigned long long)d.rq_wait_cnt);
 	cr_expect_gt(d.rq_wait_ns, 100000000ULL, "wait ns=%llu", (unsigned long long)d.rq_wait_ns);
-	cr_assert_eq(sample_rates(&c0, 1, &c1, 1, 2000000000ULL, &r, 1), 1);
-	cr_expect_gt(r.wait_p99_ns, 1000000ULL, "p99=%llu", (unsigned long long)r.wait_p99_ns);
-	cr_expect_leq(r.wait_p50_ns, r.wait_p99_ns);
-	cr_expect_leq(r.wait_p99_ns, r.wait_max_ns);
+	cr_assert_eq(test_rates(&c0, 1, &c1, 1, 2000000000ULL, NULL, 0, &r, 1), 1);
+	cr_expect_gt(r.st.rq_p99_ns, 1000000ULL, "p99=%llu", (unsigned long long)r.st.rq_p99_ns);
+	cr_expect_leq(r.st.rq_p50_ns, r.st.rq_p99_ns);
+	cr_expect_leq(r.st.rq_p99_ns, r.st.rq_max_ns);
 	cr_log_info("crowded: %llu waits, p50 %llu us, p99 %llu us, max %llu us",
-		    (unsigned long long)r.waits, (unsigned long long)r.wait_p50_ns / 1000,
-		    (unsigned long long)r.wait_p99_ns / 1000,
-		    (unsigned long long)r.wait_max_ns / 1000);
+		    (unsigned long long)r.st.rq_waits, (unsigned long long)r.st.rq_p50_ns / 1000,
+		    (unsigned long long)r.st.rq_p99_ns / 1000,
+		    (unsigned long long)r.st.rq_max_ns / 1000);
 
 	/* A task blocked in pause() is never woken: no runs, no waits, no CPU. */
 	cr_expect_eq(i1.rq_wait_cnt - i0.rq_wait_cnt, 0);

@@ -300,5 +300,5 @@ Test(actuator, enforcer_tick_and_restore)
 	expect(BE, "cpu.max", "max 100000");
 	cr_assert_not(se.enabled);
 	enforcer__free(e);
-	snapshot__free(s);
+	snapshot__put(s);
 }

@@ -66,7 +66,7 @@ static void setup(void)
 static void teardown(void)
 {
 	plan_fini(&plan);
-	snapshot__free(snap);
+	snapshot__put(snap);
 }
 
 TestSuite(batch_resource, .init = setup, .fini = teardown);
@@ -111,9 +111,10 @@ Test(batch_resource, shares_to_weight_both_formulas)
 static void decide(void)
 {
 	struct strategy_input in = { .snap = snap, .cfg = &cfg };
+	struct strategy_report rep = { 0 };
 
 	plan_reset(&plan);
-	cr_assert_eq(batch_resource_strategy.decide(NULL, &in, &plan), 0);
+	cr_assert_eq(batch_resource_strategy.decide(NULL, &in, &plan, &rep), 0);
 }
 
 static const struct plan_entry *entry(const char *cg, enum plan_knob knob)

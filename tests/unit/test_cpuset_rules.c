@@ -98,7 +98,8 @@ static void setup(void)
 static void teardown(void)
 {
 	plan_fini(&plan);
-	snapshot__free(snap);
+	snap->node.cpumgr = NULL; /* the test's own, borrowed by the snapshot */
+	snapshot__put(snap);
 	free(cpumgr);
 	cpumgr = NULL;
 }
@@ -107,7 +108,8 @@ TestSuite(cpuset_rules, .init = setup, .fini = teardown);
 
 static struct strategy_input input(void)
 {
-	return (struct strategy_input){ .snap = snap, .cfg = &cfg, .cpumgr = cpumgr };
+	snap->node.cpumgr = cpumgr;
+	return (struct strategy_input){ .snap = snap, .cfg = &cfg };
 }
 
 static void fmt(const struct cpumask *m, char *buf)
@@ -179,9 +181,10 @@ Test(cpuset_rules, kubelet_static_removes_unmanaged_exclusive_cpus)
 static void decide(void)
 {
 	struct strategy_input in = input();
+	struct strategy_report rep = { 0 };
 
 	plan_reset(&plan);
-	cr_assert_eq(cpuset_rules_strategy.decide(NULL, &in, &plan), 0);
+	cr_assert_eq(cpuset_rules_strategy.decide(NULL, &in, &plan, &rep), 0);
 }
 
 static void expect_cpuset(const char *cg, const char *want)

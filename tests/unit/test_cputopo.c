@@ -227,7 +227,7 @@ Test(cpumgr_state, valid_static, .init = setup, .fini = teardown)
 	cpumgr_state__exclusive_cpus(st, &m);
 	cpulist_parse("1,8-10", &want);
 	cr_assert(cpumask_equal(&m, &want));
-	cpumgr_state__free(st);
+	cpumgr_state__put(st);
 }
 
 Test(cpumgr_state, policy_none_without_entries, .init = setup, .fini = teardown)
@@ -239,7 +239,7 @@ Test(cpumgr_state, policy_none_without_entries, .init = setup, .fini = teardown)
 	cr_assert_str_eq(st->policy, "none");
 	cr_assert(cpumask_empty(&st->default_cpus));
 	cr_assert_eq(st->nr_entries, 0);
-	cpumgr_state__free(st);
+	cpumgr_state__put(st);
 }
 
 Test(cpumgr_state, missing_or_empty_is_no_state, .init = setup, .fini = teardown)
@@ -252,7 +252,7 @@ Test(cpumgr_state, missing_or_empty_is_no_state, .init = setup, .fini = teardown
 	put_state("");
 	cr_assert_eq(cpumgr_state__load(state_path, &st), 0);
 	cr_assert_null(st);
-	cpumgr_state__free(NULL);
+	cpumgr_state__put(NULL);
 }
 
 Test(cpumgr_state, malformed, .init = setup, .fini = teardown)

@@ -67,7 +67,7 @@ static char *render(struct snapshot *s)
 	char *text = NULL;
 	size_t len = 0;
 
-	cr_assert_eq(prom_render(s, &h, &text, &len), 0);
+	cr_assert_eq(prom_render(s, &snap_fx_en, &h, &text, &len), 0);
 	cr_assert_eq(strlen(text), len);
 	return text;
 }
@@ -118,7 +118,7 @@ Test(export_prom, rich_node_passes_promtool)
 
 	cr_assert_eq(promtool(text), 0, "promtool findings above; file:\n%s", text);
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, pods_without_metrics_pass_promtool)
@@ -134,7 +134,7 @@ Test(export_prom, pods_without_metrics_pass_promtool)
 	cr_assert_null(strstr(text, "kqos_enforce_be_cpus"));
 	cr_assert_not_null(strstr(text, "kqos_build_info{"));
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 /* End of the `name{labels}` part of a sample line, honouring escapes in label values. */
@@ -216,7 +216,7 @@ Test(export_prom, no_timestamps_unique_series_typed_families)
 		free(seen[i]);
 	free(seen);
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, help_and_type_for_every_family_counters_by_full_name)
@@ -231,7 +231,7 @@ Test(export_prom, help_and_type_for_every_family_counters_by_full_name)
 	cr_assert_not_null(strstr(text, "# TYPE kqos_resctrl_llc_occupancy_bytes gauge\n"));
 	cr_assert_not_null(strstr(text, "# TYPE kqos_resctrl_mbm_total_bytes_total counter\n"));
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, values_units_and_labels)
@@ -295,7 +295,7 @@ Test(export_prom, values_units_and_labels)
 	/* the library may be built at another commit than this test: only the shape */
 	cr_assert_not_null(strstr(text, "kqos_build_info{version=\""));
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, absent_metrics_have_no_sample)
@@ -311,7 +311,7 @@ Test(export_prom, absent_metrics_have_no_sample)
 	/* batch-1 has no PMU samples */
 	cr_assert_null(strstr(text, "kqos_pod_pmu_events_total{pod=\"batch-1\""));
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, label_values_are_escaped)
@@ -319,7 +319,7 @@ Test(export_prom, label_values_are_escaped)
 	struct snapshot *s = snap_fx_rich(1);
 	char *text;
 
-	snapshot__free(s);
+	snapshot__put(s);
 	s = snap_fx_rich(1);
 	/* give the escaping pod some CPU so it gets series */
 	snap_fx_stats(&s->pods[2].st, 1.0, 0);
@@ -327,7 +327,7 @@ Test(export_prom, label_values_are_escaped)
 	cr_assert_not_null(strstr(text, "namespace=\"esc\\\"a\\\\b\\nc\""), "%s", text);
 	cr_assert_eq(promtool(text), 0);
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, vanished_pods_stop_appearing)
@@ -347,7 +347,7 @@ Test(export_prom, vanished_pods_stop_appearing)
 	cr_assert_null(strstr(text, "pod=\"batch-1\""));
 	cr_assert_not_null(strstr(text, "pod=\"web-0\""));
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, duplicate_pod_names_keep_one_series)
@@ -363,7 +363,7 @@ Test(export_prom, duplicate_pod_names_keep_one_series)
 		n++;
 	cr_assert_eq(n, 1, "%s", text);
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, write_replaces_the_file_and_leaves_no_temp)
@@ -409,7 +409,7 @@ Test(export_prom, crash_mid_write_never_leaves_partial_file)
 	cr_assert_str_eq(got, text);
 	free(got);
 	free(text);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(export_prom, exporter_writes_on_its_interval)
@@ -422,21 +422,21 @@ Test(export_prom, exporter_writes_on_its_interval)
 	snprintf(path, sizeof(path), "%s/kqos.prom", dir);
 	cr_assert_eq(exporter__new(&o, &e), 0);
 	cr_assert_eq(exporter__epoll_fd(e), -1, "no socket configured");
-	exporter__publish(e, s1, 1000000000ULL);
+	exporter__publish(e, s1, &snap_fx_en, 1000000000ULL);
 	got = slurp(path);
 	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
 	free(got);
-	exporter__publish(e, s2, 6000000000ULL); /* 5 s later: not yet */
+	exporter__publish(e, s2, &snap_fx_en, 6000000000ULL); /* 5 s later: not yet */
 	got = slurp(path);
 	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
 	free(got);
-	exporter__publish(e, s3, 11000000000ULL);
+	exporter__publish(e, s3, &snap_fx_en, 11000000000ULL);
 	got = slurp(path);
 	cr_assert_not_null(strstr(got, "kqos_last_cycle_timestamp_seconds 1795900003\n"));
 	free(got);
-	snapshot__free(s1);
-	snapshot__free(s2);
-	snapshot__free(s3);
+	snapshot__put(s1);
+	snapshot__put(s2);
+	snapshot__put(s3);
 	exporter__free(e);
 	exporter__free(NULL);
 }
@@ -449,11 +449,11 @@ Test(export_prom, unwritable_dir_counts_errors_and_keeps_going)
 	struct exporter *e = NULL;
 
 	cr_assert_eq(exporter__new(&o, &e), 0);
-	exporter__publish(e, s, 1);
-	exporter__publish(e, s, 10);
+	exporter__publish(e, s, &snap_fx_en, 1);
+	exporter__publish(e, s, &snap_fx_en, 10);
 	cr_assert_eq(exporter__textfile_write_errors(e), 2);
 	exporter__free(e);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 /* --- a real node_exporter ----------------------------------------------------------------- */
@@ -504,9 +504,9 @@ Test(export_prom, node_exporter_reads_the_textfile)
 
 	cr_assert_eq(exporter__new(&o, &e), 0);
 	snap_fx_stats(&s->pods[2].st, 1.0, 0); /* the escaped namespace gets series too */
-	exporter__publish(e, s, 1);
+	exporter__publish(e, s, &snap_fx_en, 1);
 	exporter__free(e);
-	snapshot__free(s);
+	snapshot__put(s);
 
 	snprintf(listen, sizeof(listen), "--web.listen-address=127.0.0.1:%d", port);
 	snprintf(tfdir, sizeof(tfdir), "--collector.textfile.directory=%s", dir);

@@ -114,6 +114,9 @@ static inline void snap_fx_rdt(struct snap_rdt_group *g, const char *name, const
 	}
 }
 
+/* The enforcement state published beside the last fixture built (zero for the bare one). */
+static struct snap_enforce snap_fx_en;
+
 static inline void snap_fx_enforce(struct snap_enforce *en)
 {
 	en->enabled = true;
@@ -211,7 +214,7 @@ static inline struct snapshot *snap_fx_rich(__u64 seq)
 	snap_fx_rdt(&s->rdt[0], "kqos-LS", "LS", "", "L3:0=ff0;1=ff0;MB:0=100;1=100", 4 << 20);
 	snap_fx_rdt(&s->rdt[1], "kqos-BE", "BE", "", "L3:0=00f;1=00f;MB:0=30;1=30", 1 << 20);
 	snap_fx_rdt(&s->rdt[2], "kqos-pod-web-0", "", "uid-web-0", "L3:0=f00;1=f00", 2 << 20);
-	snap_fx_enforce(&s->enforce);
+	snap_fx_enforce(&snap_fx_en);
 	return s;
 }
 
@@ -220,6 +223,7 @@ static inline struct snapshot *snap_fx_bare(void)
 {
 	struct snapshot *s = snapshot__new();
 
+	memset(&snap_fx_en, 0, sizeof(snap_fx_en));
 	s->seq = 1;
 	s->wall_ns = 1795900000000000000ULL;
 	s->interval_s = 1.0;

@@ -158,7 +158,7 @@ Test(export_sock, snapshot_request_answers_one_json_line)
 	cr_assert_not_null(line);
 	cr_assert_str_eq(line, "{\"error\":\"no snapshot yet\"}");
 	free(line);
-	exporter__publish(e, s, 1);
+	exporter__publish(e, s, &snap_fx_en, 1);
 	say(fd, "snapshot\n");
 	line = read_line(e, fd);
 	cr_assert_not_null(line);
@@ -177,7 +177,7 @@ Test(export_sock, snapshot_request_answers_one_json_line)
 	cr_assert_not_null(json_object_get(json_object_get(root, "agent"), "version"));
 	json_decref(root);
 	free(line);
-	snapshot__free(s);
+	snapshot__put(s);
 	exporter__free(e);
 }
 
@@ -188,7 +188,7 @@ Test(export_sock, bad_request_gets_an_error_and_the_connection_stays)
 	char *line;
 	int fd = connect_to(path);
 
-	exporter__publish(e, s, 1);
+	exporter__publish(e, s, &snap_fx_en, 1);
 	say(fd, "gimme\r\n");
 	line = read_line(e, fd);
 	cr_assert_not_null(line);
@@ -198,7 +198,7 @@ Test(export_sock, bad_request_gets_an_error_and_the_connection_stays)
 	line = read_line(e, fd);
 	cr_assert_not_null(strstr(line, "\"seq\":1"), "%s", line);
 	free(line);
-	snapshot__free(s);
+	snapshot__put(s);
 	exporter__free(e);
 }
 
@@ -235,8 +235,8 @@ Test(export_sock, watch_gets_every_snapshot)
 		exporter__dispatch(e, 0);
 		usleep(10000);
 		exporter__dispatch(e, 0);
-		exporter__publish(e, s, seq);
-		snapshot__free(s);
+		exporter__publish(e, s, &snap_fx_en, seq);
+		snapshot__put(s);
 		line = read_line(e, fd);
 		cr_assert_not_null(line);
 		snprintf(want, sizeof(want), "{\"seq\":%llu,", (unsigned long long)seq);
@@ -345,10 +345,10 @@ Test(export_sock, broken_clients_are_reaped)
 	nr_fds--;
 	/* writing to a reset peer must not raise SIGPIPE */
 	for (int i = 0; i < 5; i++) {
-		exporter__publish(e, s, (uint64_t)i);
+		exporter__publish(e, s, &snap_fx_en, (uint64_t)i);
 		exporter__dispatch(e, 0);
 	}
-	snapshot__free(s);
+	snapshot__put(s);
 	exporter__free(e);
 }
 

@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "pod.h"
+#include "podsrc.h"
 
 /* Fixtures are found relative to the repository root, where make runs the tests. */
 #define FIXTURES "tests/fixtures/pods/"
@@ -45,7 +46,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	pod_list__free(list);
+	pod_list__put(list);
 	list = NULL;
 	log_set_stream(NULL);
 	if (log_file)
@@ -61,6 +62,8 @@ static void load(const char *name)
 	int err = pod_list__parse(buf, len, name, NULL, &list, &perr);
 
 	free(buf);
+	if (!err)
+		podsrc_log_issues(list); /* the parse records, the pod source reports */
 	cr_assert_eq(err, 0, "parse %s: %d line %d: %s", name, err, perr.line, perr.text);
 }
 
@@ -558,11 +561,12 @@ Test(pod_bad, persisting_problems_are_reported_once)
 	buf = slurp(FIXTURES "bad.json", &len);
 	cr_assert_eq(pod_list__parse(buf, len, "again", list, &next, NULL), 0);
 	free(buf);
+	podsrc_log_issues(next);
 	cr_assert_eq(next->nr_pods, 3);
 	cr_assert_eq(next->nr_skipped, 15);
 	cr_assert_eq(log_count("level=warn", NULL), 17, "nothing new to report");
 	cr_assert_eq(log_count("level=debug", "origin=\"again\""), 17);
-	pod_list__free(next);
+	pod_list__put(next);
 }
 
 Test(pod_bad, one_line_names_pod_and_field)
@@ -615,7 +619,7 @@ Test(pod_bad, empty_and_null_items)
 
 	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 0);
-	pod_list__free(list);
+	pod_list__put(list);
 	list = NULL;
 	cr_assert_eq(pod_list__parse("{\"items\":[]}", 12, "t", NULL, &list, NULL), 0);
 	cr_assert_eq(list->nr_pods, 0);
@@ -673,10 +677,10 @@ Test(pod_list, refcount_and_null_safety)
 
 	cr_assert_not_null(l);
 	cr_assert_eq(pod_list__ref(l), l);
-	pod_list__free(l);
+	pod_list__put(l);
 	cr_assert_eq(l->refs, 1, "one reference left");
-	pod_list__free(l);
-	pod_list__free(NULL);
+	pod_list__put(l);
+	pod_list__put(NULL);
 	cr_assert_null(pod_list__ref(NULL));
 	pod_fini(NULL);
 	cr_assert_null(pod_list__find(NULL, "x"));

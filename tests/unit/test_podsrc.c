@@ -413,7 +413,7 @@ Test(podsrc_file, keeps_a_list_across_replacement_with_a_reference)
 	cr_assert_eq(podsrc__poll(src, 1000 * MS), 1);
 	cr_assert_eq(l->nr_pods, 2, "the old list lives while referenced");
 	cr_assert_str_eq(l->pods[1].name, "spark-exec-1");
-	pod_list__free(l);
+	pod_list__put(l);
 }
 
 Test(podsrc_file, bad_file_keeps_last_list)
@@ -538,7 +538,7 @@ Test(podsrc_static, groups_become_pods)
 	cr_assert_eq(l->pods[2].k8s_qos, POD_K8S_QOS_GUARANTEED);
 	cr_assert_str_eq(l->pods[3].cgroups[0], "/");
 	cr_assert_eq(pod_list__find(l, l->pods[1].uid), &l->pods[1]);
-	pod_list__free(l);
+	pod_list__put(l);
 }
 
 Test(podsrc_static, uid_is_stable_and_distinct)
@@ -568,7 +568,7 @@ Test(podsrc_static, symlinks_out_of_the_root_are_dropped)
 	cr_assert_eq(l->pods[0].nr_cgroups, 2, "batch and web, not escape");
 	for (size_t i = 0; i < l->pods[0].nr_cgroups; i++)
 		cr_assert_null(strstr(l->pods[0].cgroups[i], "escape"));
-	pod_list__free(l);
+	pod_list__put(l);
 }
 
 Test(podsrc_static, validates_config)
@@ -604,7 +604,7 @@ Test(podsrc_static, validates_config)
 	bad[0][0] =
 		(struct podsrc_static_group){ .name = "x", .cgroup = "/a..b", .qos_class = "LS" };
 	cr_assert_eq(pod_static_expand(bad[0], 1, tmpdir, &l), 0);
-	pod_list__free(l);
+	pod_list__put(l);
 }
 
 Test(podsrc_static, source_reexpands)

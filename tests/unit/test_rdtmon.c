@@ -8,7 +8,15 @@
 #include <jansson.h>
 
 #include "rdtmon.h"
+#include "snapjson.h"
 #include "resctrl_fake.h"
+
+/* What the agent does each tick: the monitor's readings become the snapshot's input. */
+static int fill(const struct rdtmon *m, struct snapshot *s)
+{
+	s->rdt_enabled = true;
+	return rdtmon__copy(m, &s->rdt, &s->nr_rdt);
+}
 
 static struct resctrl_fake *fake;
 static struct resctrl *r;
@@ -53,7 +61,7 @@ Test(rdtmon, occupancy_and_bandwidth_per_cache_id, .init = setup, .fini = teardo
 	resctrl_fake__add_mbm(fake, "kqos-BE", RESCTRL_EV_MBM_LOCAL, 0, 200000000);
 	rdtmon__poll(mon, 2000000000ULL);
 	s = snapshot__new();
-	cr_assert_eq(rdtmon__fill(mon, s), 0);
+	cr_assert_eq(fill(mon, s), 0);
 	cr_expect(s->rdt_enabled);
 	cr_assert_eq(s->nr_rdt, 3);
 	be = group(s, "kqos-BE");
@@ -69,7 +77,7 @@ Test(rdtmon, occupancy_and_bandwidth_per_cache_id, .init = setup, .fini = teardo
 	cr_expect_float_eq(be->mbm_local_bps[0], 2e8, 1);
 	cr_expect_str_eq(group(s, "kqos-pod-5f3c0000-0000-4000-8000-000000000001")->pod_uid,
 			 "5f3c0000-0000-4000-8000-000000000001");
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(rdtmon, no_value_is_absent_not_zero, .init = setup, .fini = teardown)
@@ -82,13 +90,13 @@ Test(rdtmon, no_value_is_absent_not_zero, .init = setup, .fini = teardown)
 	resctrl_fake__set_mon_state(fake, "kqos-LSR", RESCTRL_EV_MBM_TOTAL, 0, "Error");
 	rdtmon__poll(mon, 1000000000ULL);
 	s = snapshot__new();
-	cr_assert_eq(rdtmon__fill(mon, s), 0);
+	cr_assert_eq(fill(mon, s), 0);
 	lsr = group(s, "kqos-LSR");
 	cr_assert_not_null(lsr);
 	cr_expect(lsr->has_llc[0]);
 	cr_expect_not(lsr->has_llc[1]);
 	cr_expect_not(lsr->has_mbm_total[0]);
-	json = snapshot__to_json(s, false);
+	json = snapjson_format(s, NULL, false);
 	cr_assert_not_null(json);
 	/* cache 1 of LSR carries no llc_occupancy_bytes key; a first read has no rate yet */
 	cr_expect_not_null(strstr(json, "\"group\":\"kqos-LSR\""), "%s", json);
@@ -97,7 +105,7 @@ Test(rdtmon, no_value_is_absent_not_zero, .init = setup, .fini = teardown)
 			   "%s", json);
 	cr_expect_null(strstr(json, "per_s"), "no rate after one read: %s", json);
 	free(json);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(rdtmon, counter_reset_gives_no_rate_then_recovers, .init = setup, .fini = teardown)
@@ -110,16 +118,16 @@ Test(rdtmon, counter_reset_gives_no_rate_then_recovers, .init = setup, .fini = t
 	resctrl_fake__add_mbm(fake, "kqos-BE", RESCTRL_EV_MBM_TOTAL, 0, 1000);
 	rdtmon__poll(mon, 2000000000ULL);
 	s = snapshot__new();
-	rdtmon__fill(mon, s);
+	fill(mon, s);
 	/* A reset is never a huge bogus delta: no rate for that interval. */
 	cr_expect_not(group(s, "kqos-BE")->has_mbm_total_bps[0]);
-	snapshot__free(s);
+	snapshot__put(s);
 	resctrl_fake__add_mbm(fake, "kqos-BE", RESCTRL_EV_MBM_TOTAL, 0, 50000000);
 	rdtmon__poll(mon, 3000000000ULL);
 	s = snapshot__new();
-	rdtmon__fill(mon, s);
+	fill(mon, s);
 	cr_expect_float_eq(group(s, "kqos-BE")->mbm_total_bps[0], 5e7, 1);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(rdtmon, cadence_is_its_own, .init = setup, .fini = teardown)
@@ -131,9 +139,9 @@ Test(rdtmon, cadence_is_its_own, .init = setup, .fini = teardown)
 	resctrl_fake__set_occupancy(fake, "kqos-BE", 0, 2000);
 	rdtmon__poll(mon, 1500000000ULL); /* half an interval: not read again */
 	s = snapshot__new();
-	rdtmon__fill(mon, s);
+	fill(mon, s);
 	cr_expect_eq(group(s, "kqos-BE")->llc_bytes[0], 1000);
-	snapshot__free(s);
+	snapshot__put(s);
 }
 
 Test(rdtmon, missing_resctrl_is_enoent)

@@ -4,7 +4,7 @@
 
 #include <criterion/criterion.h>
 
-#include "sample.h"
+#include "rates.h"
 
 static struct cg_totals t(__u64 id, __u64 oncpu, __u64 runs)
 {
@@ -21,31 +21,31 @@ Test(sample, cpu_cores_and_runs_per_second)
 {
 	struct cg_totals prev[] = { t(1, 1000, 10), t(2, 0, 0) };
 	struct cg_totals cur[] = { t(1, 1000 + 500000000, 110), t(2, 2000000000, 50) };
-	struct cg_rate r[4];
-	size_t n = sample_rates(prev, 2, cur, 2, 1000000000, r, 4);
+	struct test_rate r[4];
+	size_t n = test_rates(prev, 2, cur, 2, 1000000000, NULL, 0, r, 4);
 
 	cr_assert_eq(n, 2);
-	cr_assert_float_eq(r[0].cpu_cores, 0.5, 1e-9);
-	cr_assert_float_eq(r[0].runs_per_s, 100, 1e-9);
-	cr_assert_float_eq(r[1].cpu_cores, 2.0, 1e-9);
+	cr_assert_float_eq(r[0].st.cpu_cores, 0.5, 1e-9);
+	cr_assert_float_eq(r[0].st.runs_per_s, 100, 1e-9);
+	cr_assert_float_eq(r[1].st.cpu_cores, 2.0, 1e-9);
 }
 
 Test(sample, idle_cgroups_are_left_out_and_new_ones_start_at_zero)
 {
 	struct cg_totals prev[] = { t(1, 5, 5), t(3, 7, 7) };
 	struct cg_totals cur[] = { t(1, 5, 5), t(2, 100, 1), t(3, 7, 7) };
-	struct cg_rate r[4];
-	size_t n = sample_rates(prev, 2, cur, 3, 1000, r, 4);
+	struct test_rate r[4];
+	size_t n = test_rates(prev, 2, cur, 3, 1000, NULL, 0, r, 4);
 
 	cr_assert_eq(n, 1);
 	cr_assert_eq(r[0].cgid, 2);
-	cr_assert_float_eq(r[0].cpu_cores, 0.1, 1e-9);
+	cr_assert_float_eq(r[0].st.cpu_cores, 0.1, 1e-9);
 }
 
 Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 {
 	struct cg_totals prev = t(1, 0, 0), cur = t(1, 10, 2);
-	struct cg_rate r;
+	struct test_rate r;
 	__u32 s = kqos_hist_slot(5000);
 
 	prev.rq_hist[s] = 0xffffffffu; /* the u32 slot wrapped between reads */
@@ -55,32 +55,32 @@ Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 	cur.rq_wait_ns = prev.rq_wait_ns + 10000;
 	prev.rq_wait_max_ns = 4000;
 	cur.rq_wait_max_ns = 5000;
-	cr_assert_eq(sample_rates(&prev, 1, &cur, 1, 1000000000, &r, 1), 1);
-	cr_assert_eq(r.waits, 2);
-	cr_assert_float_eq(r.wait_mean_ns, 5000, 1e-9);
-	cr_assert_eq(r.wait_max_ns, 5000);
-	cr_assert_leq(r.wait_p99_ns, 5000);
-	cr_assert_geq(r.wait_p99_ns, kqos_hist_slot_lower(s));
+	cr_assert_eq(test_rates(&prev, 1, &cur, 1, 1000000000, NULL, 0, &r, 1), 1);
+	cr_assert_eq(r.st.rq_waits, 2);
+	cr_assert_float_eq(r.st.rq_wait_mean_ns, 5000, 1e-9);
+	cr_assert_eq(r.st.rq_max_ns, 5000);
+	cr_assert_leq(r.st.rq_p99_ns, 5000);
+	cr_assert_geq(r.st.rq_p99_ns, kqos_hist_slot_lower(s));
 }
 
 Test(sample, max_without_a_new_record_comes_from_the_histogram)
 {
 	struct cg_totals prev = t(1, 0, 0), cur = t(1, 10, 1);
-	struct cg_rate r;
+	struct test_rate r;
 	__u32 s = kqos_hist_slot(2000);
 
 	prev.rq_wait_max_ns = cur.rq_wait_max_ns = 1000000; /* an old record, not this interval */
 	cur.rq_wait_cnt = 1;
 	cur.rq_wait_ns = 2000;
 	cur.rq_hist[s] = 1;
-	sample_rates(&prev, 1, &cur, 1, 1000, &r, 1);
-	cr_assert_eq(r.wait_max_ns, kqos_hist_slot_lower(s) + kqos_hist_slot_width(s) - 1);
+	test_rates(&prev, 1, &cur, 1, 1000, NULL, 0, &r, 1);
+	cr_assert_eq(r.st.rq_max_ns, kqos_hist_slot_lower(s) + kqos_hist_slot_width(s) - 1);
 }
 
 Test(sample, zero_interval_yields_nothing)
 {
 	struct cg_totals cur = t(1, 10, 1);
-	struct cg_rate r;
+	struct test_rate r;
 
-	cr_assert_eq(sample_rates(NULL, 0, &cur, 1, 0, &r, 1), 0);
+	cr_assert_eq(test_rates(NULL, 0, &cur, 1, 0, NULL, 0, &r, 1), 0);
 }

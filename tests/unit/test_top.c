@@ -42,8 +42,8 @@ static void serve(void)
 	for (__u64 seq = 1;; seq++) {
 		struct snapshot *s = snap_fx_rich(seq);
 
-		exporter__publish(e, s, seq);
-		snapshot__free(s);
+		exporter__publish(e, s, &snap_fx_en, seq);
+		snapshot__put(s);
 		for (int i = 0; i < 10; i++) {
 			if (epoll_wait(ep, &ev, 1, 10) > 0)
 				exporter__dispatch(e, 0);

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0
+/* The enforcement loop: config -> strategies (pure decide) -> plan -> actuator. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "actuator.h"
+#include "cgroupfs.h"
+#include "enforce.h"
+#include "log.h"
+#include "plan.h"
+#include "slo.h"
+#include "strategy.h"
+
+#define MAX_STRATEGIES 16
+
+struct strat_slot {
+	const struct kqos_strategy *s;
+	void *state;
+};
+
+struct enforcer {
+	struct cgroupfs *cg;
+	struct actuator *act;
+	struct slo_config cfg;
+	bool dry_run;
+	struct strat_slot slots[MAX_STRATEGIES];
+	size_t nr_slots;
+	struct plan plan;
+};
+
+int enforce_validate(const char *policy_json, const char *kqos_json, char *err, size_t err_len)
+{
+	struct slo_config cfg;
+
+	return slo_config_parse(policy_json, kqos_json, &cfg, err, err_len);
+}
+
+static bool any_enabled(const struct enforcer *e)
+{
+	for (size_t i = 0; i < e->nr_slots; i++)
+		if (e->slots[i].s->enabled(&e->cfg))
+			return true;
+	return false;
+}
+
+static void log_config(const struct enforcer *e)
+{
+	log_info("enforcement configured",
+		 "cpu_suppress=%d policy=%s threshold=%d min=%d cpuset_rules=%d batch_resource=%d "
+		 "dry_run=%d",
+		 e->cfg.suppress_enable, suppress_policy_name(e->cfg.suppress_policy),
+		 e->cfg.suppress_threshold_pct, e->cfg.suppress_min_pct, e->cfg.cpuset_rules_enable,
+		 e->cfg.batch_resource_enable, e->dry_run);
+}
+
+static int init_strategies(struct enforcer *e)
+{
+	const struct kqos_strategy *s;
+	size_t i;
+	int err;
+
+	strategy_for_each(s, i) {
+		if (e->nr_slots == MAX_STRATEGIES)
+			break;
+		e->slots[e->nr_slots].s = s;
+		if (s->init) {
+			err = s->init(&e->cfg, &e->slots[e->nr_slots].state);
+			if (err)
+				return err;
+		}
+		e->nr_slots++;
+	}
+	return 0;
+}
+
+/* After a crash the journal holds what the previous run changed: put it back, or adopt it. */
+static int recover(struct enforcer *e)
+{
+	size_t n = actuator__nr_journal(e->act);
+	int err;
+
+	if (!n)
+		return 0;
+	if (e->cfg.recovery == SLO_RECOVERY_ADOPT) {
+		log_info("journal adopted from the previous run", "entries=%zu", n);
+		return 0;
+	}
+	err = actuator__restore(e->act);
+	log_msg(err ? LOG_WARN : LOG_INFO, "journal restored from the previous run",
+		"entries=%zu left=%zu err=%d", n, actuator__nr_journal(e->act), err);
+	return 0;
+}
+
+int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
+{
+	struct actuator_opts aopts = { 0 };
+	char msg[256];
+	struct enforcer *e;
+	int err;
+
+	e = calloc(1, sizeof(*e));
+	if (!e)
+		return -ENOMEM;
+	plan_init(&e->plan);
+	err = slo_config_parse(opts->policy_json, opts->kqos_json, &e->cfg, msg, sizeof(msg));
+	if (err) {
+		log_err("invalid enforcement config", "err=\"%s\"", msg);
+		goto err;
+	}
+	e->dry_run = opts->dry_run;
+	err = cgroupfs__open(opts->cgroup_root, (enum cgfs_mode)opts->cgfs_mode, &e->cg);
+	if (err) {
+		log_err("cannot open cgroup mount for enforcement", "root=%s err=%d",
+			opts->cgroup_root ? opts->cgroup_root : "/sys/fs/cgroup", err);
+		goto err;
+	}
+	aopts.state_dir = opts->state_dir ? opts->state_dir : ENFORCE_STATE_DIR_DEFAULT;
+	aopts.dry_run = opts->dry_run;
+	aopts.formula = e->cfg.weight_formula;
+	err = actuator__new(e->cg, &aopts, &e->act);
+	if (err)
+		goto err;
+	err = init_strategies(e);
+	if (err)
+		goto err;
+	err = recover(e);
+	if (err)
+		goto err;
+	log_config(e);
+	*ret = e;
+	return 0;
+err:
+	enforcer__free(e);
+	return err;
+}
+
+int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const char *kqos_json,
+			  bool dry_run)
+{
+	struct slo_config cfg;
+	char msg[256];
+	int err;
+
+	err = slo_config_parse(policy_json, kqos_json, &cfg, msg, sizeof(msg));
+	if (err) {
+		log_err("enforcement config rejected, keeping the last good one", "err=\"%s\"",
+			msg);
+		return err;
+	}
+	e->cfg = cfg;
+	e->dry_run = dry_run;
+	actuator__set_dry_run(e->act, dry_run);
+	actuator__set_formula(e->act, cfg.weight_formula);
+	log_config(e);
+	return 0;
+}
+
+static void decide_all(struct enforcer *e, const struct strategy_input *in,
+		       struct strategy_report *rep)
+{
+	for (size_t i = 0; i < e->nr_slots; i++) {
+		const struct kqos_strategy *s = e->slots[i].s;
+		int err;
+
+		if (!s->enabled(&e->cfg))
+			continue;
+		e->plan.strategy = s->name;
+		e->plan.prio = s->prio;
+		err = s->decide(e->slots[i].state, in, &e->plan, rep);
+		if (err)
+			log_warn("strategy failed; its plan is partial", "strategy=%s err=%d",
+				 s->name, err);
+	}
+	if (e->plan.nr_overridden)
+		log_dbg("plan requests overridden by precedence", "n=%zu", e->plan.nr_overridden);
+}
+
+int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
+{
+	struct strategy_input in = { .snap = snap, .cfg = &e->cfg };
+	struct strategy_report rep = { 0 };
+	int err;
+
+	plan_reset(&e->plan);
+	decide_all(e, &in, &rep);
+	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
+	if (ret) {
+		*ret = (struct snap_enforce){ .enabled = any_enabled(e), .dry_run = e->dry_run };
+		ret->has_be_cpus = rep.has_be_cpus;
+		ret->be_cpus = rep.be_cpus;
+		ret->has_be_quota = rep.has_be_quota;
+		ret->be_quota_us = rep.be_quota_us;
+		actuator__fill(e->act, ret);
+	}
+	return err;
+}
+
+int enforcer__restore(struct enforcer *e)
+{
+	size_t n = actuator__nr_journal(e->act);
+	int err = actuator__restore(e->act);
+
+	log_msg(err ? LOG_WARN : LOG_INFO, "original cgroup values restored",
+		"entries=%zu left=%zu err=%d", n, actuator__nr_journal(e->act), err);
+	return err;
+}
+
+void enforcer__free(struct enforcer *e)
+{
+	if (!e)
+		return;
+	for (size_t i = 0; i < e->nr_slots; i++)
+		if (e->slots[i].s->fini)
+			e->slots[i].s->fini(e->slots[i].state);
+	plan_fini(&e->plan);
+	actuator__free(e->act);
+	cgroupfs__free(e->cg);
+	free(e);
+}
+
+struct actuator *enforcer__actuator(struct enforcer *e)
+{
+	return e->act;
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_COLLECT_CGFILES_H
+#define KQOS_COLLECT_CGFILES_H
+
+#include <stddef.h>
+
+#include "cgroupfs.h"
+#include "snapbuild.h"
+
+/*
+ * The cgroup files the snapshot shows per pod and container: throttling from cpu.stat, the
+ * effective cpuset, and the cgroup id. Read for the cgroups of the walk's pods and containers
+ * and of the pod list's static groups: the cgroups a pod can own.
+ */
+struct cgfiles {
+	struct cg_file_stat *v; /* sorted by path, unique */
+	size_t n, cap;
+};
+
+/*
+ * Read the files of every cgroup named by @walk and @pods (either may be NULL) below @mount,
+ * the hierarchy the ids come from, through @cg (NULL: no cpu.stat or cpuset figures). Replaces
+ * what @f held. -ENOMEM keeps nothing.
+ */
+int cgfiles_read(struct cgfiles *f, struct cgroupfs *cg, const char *mount,
+		 const struct cgwalk_result *walk, const struct pod_list *pods);
+void cgfiles_fini(struct cgfiles *f);
+
+#endif

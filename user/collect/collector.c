@@ -1,0 +1,427 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/perf_event.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "cgstat.skel.h"
+#include "collector.h"
+#include "cpulist.h"
+#include "cputopo.h"
+#include "log.h"
+
+/* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
+#define BATCH 256
+
+struct collector {
+	struct cgstat_bpf *skel;
+	struct ring_buffer *rb;
+	int ncpus;
+	size_t capacity;
+	__u64 *keys;
+	struct kqos_cg_stats *vals; /* BATCH * ncpus per-CPU values */
+	struct kqos_cpu_state *cpu_vals;
+	struct pmu_set *pmu;
+	int pmu_map_fds[KQOS_PMU_MAX];
+	__u32 wait_source; /* KQOS_WAIT_* */
+	struct bpf_link **tick_links; /* one per CPU, NULL where none */
+	int *tick_fds;
+	uint64_t *tick_enabled; /* enabled time at the last refresh: a tick that stopped is re-made */
+	uint64_t *tick_checked_ns;
+	const char *sys_root; /* the caller's (config), outlives the collector */
+};
+
+/* 100 Hz: a stint is charged at most 10 ms late, at ~30 us/s of BPF per CPU. */
+#define TICK_PERIOD_NS 10000000ULL
+
+static int open_tick(int cpu)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.sample_period = TICK_PERIOD_NS,
+		.read_format = PERF_FORMAT_TOTAL_TIME_ENABLED,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+static int tick_on(struct collector *c, int cpu)
+{
+	int err;
+
+	c->tick_fds[cpu] = open_tick(cpu);
+	if (c->tick_fds[cpu] < 0)
+		return c->tick_fds[cpu];
+	c->tick_links[cpu] =
+		bpf_program__attach_perf_event(c->skel->progs.cpu_tick, c->tick_fds[cpu]);
+	if (c->tick_links[cpu])
+		return 0;
+	err = -errno;
+	close(c->tick_fds[cpu]);
+	c->tick_fds[cpu] = -1;
+	log_err("failed to attach the per-CPU tick", "cpu=%d err=%d", cpu, err);
+	return err;
+}
+
+static void tick_off(struct collector *c, int cpu)
+{
+	bpf_link__destroy(c->tick_links[cpu]);
+	c->tick_links[cpu] = NULL;
+	if (c->tick_fds[cpu] >= 0)
+		close(c->tick_fds[cpu]);
+	c->tick_fds[cpu] = -1;
+}
+
+/* The cpu_tick program on every online CPU (an offline one has nothing to charge). */
+static int attach_ticks(struct collector *c)
+{
+	struct cpumask online;
+	int err = cputopo_read_online(c->sys_root, &online);
+
+	if (err)
+		return err;
+	c->tick_links = calloc(c->ncpus, sizeof(*c->tick_links));
+	c->tick_fds = malloc(c->ncpus * sizeof(*c->tick_fds));
+	c->tick_enabled = calloc(c->ncpus, sizeof(*c->tick_enabled));
+	c->tick_checked_ns = calloc(c->ncpus, sizeof(*c->tick_checked_ns));
+	if (!c->tick_links || !c->tick_fds || !c->tick_enabled || !c->tick_checked_ns)
+		return -ENOMEM;
+	/* All slots empty before any is used: a failure below frees only what was opened. */
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		c->tick_fds[cpu] = -1;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		if (cpumask_test(&online, cpu) && (err = tick_on(c, cpu)))
+			return err;
+	return 0;
+}
+
+/* A CPU that went offline and came back between two refreshes left a tick that never fires. */
+static bool tick_stalled(struct collector *c, int cpu)
+{
+	__u64 v[2];
+
+	if (read(c->tick_fds[cpu], v, sizeof(v)) != sizeof(v))
+		return true;
+	return pmu_enabled_fell_behind(&c->tick_enabled[cpu], &c->tick_checked_ns[cpu], v[1]);
+}
+
+/* CPU hotplug: a CPU's tick event dies with it; one that comes back needs a new one. */
+static void refresh_ticks(struct collector *c)
+{
+	struct cpumask online;
+
+	if (!c->tick_links || cputopo_read_online(c->sys_root, &online))
+		return;
+	for (int cpu = 0; cpu < c->ncpus; cpu++) {
+		bool on = cpumask_test(&online, cpu);
+
+		if (on && c->tick_links[cpu] && tick_stalled(c, cpu)) {
+			tick_off(c, cpu);
+			c->tick_enabled[cpu] = c->tick_checked_ns[cpu] = 0;
+		}
+		if (on && !c->tick_links[cpu])
+			tick_on(c, cpu);
+		else if (!on && c->tick_links[cpu])
+			tick_off(c, cpu);
+	}
+}
+
+static void detach_ticks(struct collector *c)
+{
+	for (int cpu = 0; c->tick_links && c->tick_fds && cpu < c->ncpus; cpu++)
+		tick_off(c, cpu);
+	free(c->tick_links);
+	free(c->tick_fds);
+	free(c->tick_enabled);
+	free(c->tick_checked_ns);
+}
+
+/*
+ * The kernel keeps task->sched_info (and so /proc/<pid>/schedstat) with CONFIG_SCHED_INFO,
+ * which schedstats and delay accounting select: the file has three numbers then.
+ */
+static bool kernel_has_sched_info(void)
+{
+	unsigned long long a, b, c;
+	FILE *f = fopen("/proc/self/schedstat", "re");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fscanf(f, "%llu %llu %llu", &a, &b, &c) == 3;
+	fclose(f);
+	return ok;
+}
+
+static __u32 pick_wait_source(__u32 want)
+{
+	if (want == COLLECTOR_WAIT_STAMPS)
+		return KQOS_WAIT_STAMPS;
+	if (kernel_has_sched_info())
+		return KQOS_WAIT_SCHED_INFO;
+	if (want == COLLECTOR_WAIT_SCHED_INFO)
+		log_warn("the kernel keeps no sched_info (CONFIG_SCHED_INFO), using wakeup stamps",
+			 NULL);
+	return KQOS_WAIT_STAMPS;
+}
+
+const char *collector__wait_source(const struct collector *c)
+{
+	return c->wait_source == KQOS_WAIT_SCHED_INFO ? "sched_info" : "wakeup";
+}
+
+static int handle_event(void *ctx, void *data, size_t size)
+{
+	const struct kqos_event *ev = data;
+
+	if (size < sizeof(*ev))
+		return 0;
+	log_dbg("bpf event", "type=%u cgid=%llu value=%llu", ev->type, (unsigned long long)ev->cgid,
+		(unsigned long long)ev->value);
+	return 0;
+}
+
+static int alloc_buffers(struct collector *c)
+{
+	c->keys = calloc(BATCH, sizeof(*c->keys));
+	c->vals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->vals));
+	c->cpu_vals = calloc(c->ncpus, sizeof(*c->cpu_vals));
+	return c->keys && c->vals && c->cpu_vals ? 0 : -ENOMEM;
+}
+
+static int install_pmu(struct collector *c)
+{
+	struct bpf_map *maps[KQOS_PMU_MAX] = { c->skel->maps.pmu0, c->skel->maps.pmu1,
+					       c->skel->maps.pmu2, c->skel->maps.pmu3 };
+	int err;
+
+	for (int i = 0; i < pmu_set__count(c->pmu); i++) {
+		c->pmu_map_fds[i] = bpf_map__fd(maps[i]);
+		err = pmu_set__install(c->pmu, i, c->pmu_map_fds[i]);
+		if (err) {
+			log_err("failed to install PMU event fds", "event=%s err=%d",
+				pmu_set__event(c->pmu, i)->name, err);
+			return err;
+		}
+	}
+	return 0;
+}
+
+static int load_and_attach(struct collector *c, const struct collector_opts *opts)
+{
+	int err;
+
+	c->skel->rodata->cfg_cgroup_mode = opts->cgroup_mode;
+	c->skel->rodata->cfg_pmu_n = pmu_set__count(c->pmu);
+	for (int i = 0; i < pmu_set__count(c->pmu); i++)
+		if (pmu_set__needs_times(c->pmu, i))
+			c->skel->rodata->cfg_pmu_times |= 1U << i;
+	c->wait_source = pick_wait_source(opts->wait_source);
+	c->skel->rodata->cfg_wait_source = c->wait_source;
+	/* With sched_info the wakeup hooks have nothing to do: not loading them is the saving. */
+	if (c->wait_source == KQOS_WAIT_SCHED_INFO) {
+		bpf_program__set_autoload(c->skel->progs.sched_wakeup, false);
+		bpf_program__set_autoload(c->skel->progs.sched_wakeup_new, false);
+	}
+	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
+	if (err)
+		return err;
+	err = cgstat_bpf__load(c->skel);
+	if (err) {
+		log_err("failed to load the cgstat BPF object", "err=%d", err);
+		return err;
+	}
+	/* Before attach, so the first switch already finds every fd. */
+	err = install_pmu(c);
+	if (err)
+		return err;
+	err = cgstat_bpf__attach(c->skel);
+	if (err) {
+		log_err("failed to attach the sched tracepoints", "err=%d", err);
+		return err;
+	}
+	return attach_ticks(c);
+}
+
+int collector__open(const struct collector_opts *opts, struct collector **ret)
+{
+	struct collector *c;
+	int err;
+
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return -ENOMEM;
+	c->sys_root = opts->sys_root;
+	c->capacity = opts->max_cgroups ? opts->max_cgroups : KQOS_MAX_CGROUPS_DEFAULT;
+	c->ncpus = libbpf_num_possible_cpus();
+	if (c->ncpus <= 0) {
+		err = c->ncpus ? c->ncpus : -EINVAL;
+		goto err_free;
+	}
+	err = alloc_buffers(c);
+	if (err)
+		goto err_free;
+	if (opts->pmu_n) {
+		err = pmu_set__open(opts->pmu_events, opts->pmu_n, opts->sys_root, &c->pmu);
+		if (err)
+			goto err_free;
+	}
+	c->skel = cgstat_bpf__open();
+	if (!c->skel) {
+		err = -errno;
+		log_err("failed to open the cgstat BPF object", "err=%d", err);
+		goto err_free;
+	}
+	err = load_and_attach(c, opts);
+	if (err)
+		goto err_free;
+	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), handle_event, c, NULL);
+	if (!c->rb) {
+		err = -errno;
+		log_err("failed to create the events ring buffer", "err=%d", err);
+		goto err_free;
+	}
+	*ret = c;
+	return 0;
+
+err_free:
+	collector__free(c);
+	return err;
+}
+
+void collector__free(struct collector *c)
+{
+	if (!c)
+		return;
+	ring_buffer__free(c->rb);
+	detach_ticks(c);
+	cgstat_bpf__destroy(c->skel);
+	pmu_set__free(c->pmu);
+	free(c->keys);
+	free(c->vals);
+	free(c->cpu_vals);
+	free(c);
+}
+
+size_t collector__capacity(const struct collector *c)
+{
+	return c->capacity;
+}
+
+static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, __u64 cgid,
+		     struct cg_totals *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->cgid = cgid;
+	for (int cpu = 0; cpu < c->ncpus; cpu++, v++) {
+		t->oncpu_ns += v->oncpu_ns;
+		t->nr_switch_in += v->nr_switch_in;
+		t->rq_wait_ns += v->rq_wait_ns;
+		t->rq_wait_cnt += v->rq_wait_cnt;
+		if (v->rq_wait_max_ns > t->rq_wait_max_ns)
+			t->rq_wait_max_ns = v->rq_wait_max_ns;
+		for (int i = 0; i < KQOS_PMU_MAX; i++) {
+			t->pmu_count[i] += v->pmu_count[i];
+			t->pmu_enabled[i] += v->pmu_enabled[i];
+			t->pmu_running[i] += v->pmu_running[i];
+		}
+		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
+			t->rq_hist[i] += v->rq_hist[i];
+	}
+}
+
+static int cmp_totals(const void *a, const void *b)
+{
+	const struct cg_totals *x = a, *y = b;
+
+	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
+{
+	int fd = bpf_map__fd(c->skel->maps.cg_stats);
+	__u64 in_batch, out_batch;
+	void *in = NULL;
+	size_t n = 0;
+	int err = 0;
+
+	while (!err) {
+		__u32 count = BATCH;
+
+		err = bpf_map_lookup_batch(fd, in, &out_batch, c->keys, c->vals, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		/* ENOENT marks the last batch, which may still carry entries. */
+		for (__u32 i = 0; i < count && n < cap; i++)
+			sum_cpus(c, c->vals + (size_t)i * c->ncpus, c->keys[i], &buf[n++]);
+		in_batch = out_batch;
+		in = &in_batch;
+	}
+	qsort(buf, n, sizeof(*buf), cmp_totals);
+	return (int)n;
+}
+
+int collector__forget(struct collector *c, __u64 cgid)
+{
+	int err = bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_stats), &cgid);
+
+	return err ? -errno : 0;
+}
+
+static __u64 sum_cpu_state(struct collector *c, size_t off)
+{
+	__u32 zero = 0;
+	__u64 sum = 0;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cpu_state), &zero, c->cpu_vals))
+		return 0;
+	for (int cpu = 0; cpu < c->ncpus; cpu++)
+		sum += *(__u64 *)((char *)&c->cpu_vals[cpu] + off);
+	return sum;
+}
+
+__u64 collector__dropped(struct collector *c)
+{
+	return sum_cpu_state(c, offsetof(struct kqos_cpu_state, cg_full));
+}
+
+__u64 collector__pmu_errors(struct collector *c)
+{
+	return sum_cpu_state(c, offsetof(struct kqos_cpu_state, pmu_errors));
+}
+
+int collector__pmu_count(const struct collector *c)
+{
+	return pmu_set__count(c->pmu);
+}
+
+const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int i)
+{
+	return pmu_set__event(c->pmu, i);
+}
+
+int collector__pmu_refresh(struct collector *c)
+{
+	refresh_ticks(c);
+	return pmu_set__refresh(c->pmu, c->pmu_map_fds);
+}
+
+int collector__events_fd(const struct collector *c)
+{
+	return ring_buffer__epoll_fd(c->rb);
+}
+
+int collector__consume_events(struct collector *c)
+{
+	return ring_buffer__consume(c->rb);
+}

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "cgfiles.h"
+#include "cgwalk.h"
+#include "cputopo.h"
+#include "host.h"
+#include "log.h"
+#include "nodestat.h"
+
+#define NSEC_PER_SEC	1000000000ULL
+#define WALK_MIN_GAP_NS NSEC_PER_SEC /* rescan the cgroup tree at most once a second */
+#define CPUMGR_CHECK_NS NSEC_PER_SEC /* a stat(2) a second; kubelet rewrites it on pod changes */
+
+struct host {
+	char mount[PATH_MAX];
+	char proc_root[PATH_MAX];
+	struct cgroupfs *cgfs; /* NULL: no throttling or cpuset figures */
+	struct cgid_index *ids;
+	struct topology *topo; /* NULL when sysfs could not be read */
+	unsigned int nr_online;
+	struct cpumgr_watch *cpumgr;
+	struct podsrc *src;
+	bool pods_from_walk;
+	struct cgwalk_result *walk;
+	uint64_t walk_ns;
+	unsigned long walk_gen; /* rescans done */
+	struct cgfiles files;
+	char kubepods[128];
+};
+
+static void open_readers(struct host *h, const struct host_opts *o)
+{
+	struct cpumask online;
+	int err;
+
+	err = cgroupfs__open(o->cgroup_root, CGFS_MODE_AUTO, &h->cgfs);
+	if (err) {
+		log_warn("cgroup stat files unavailable, no throttling figures", "root=%s err=%d",
+			 o->cgroup_root, err);
+		h->cgfs = NULL;
+	}
+	err = topology__load(o->sys_root, &h->topo);
+	if (err) {
+		log_warn("CPU topology unavailable", "sys_root=%s err=%d", o->sys_root, err);
+		h->topo = NULL;
+	}
+	h->nr_online = !cputopo_read_online(o->sys_root, &online) ? cpumask_count(&online) : 0;
+}
+
+int host__new(const struct host_opts *o, struct host **ret)
+{
+	struct host *h = calloc(1, sizeof(*h));
+	int err;
+
+	if (!h) {
+		podsrc__free(o->src);
+		return -ENOMEM;
+	}
+	h->src = o->src;
+	h->pods_from_walk = o->pods_from_walk;
+	snprintf(h->mount, sizeof(h->mount), "%s", o->mount);
+	snprintf(h->proc_root, sizeof(h->proc_root), "%s", o->proc_root);
+	err = cgid_index__new(o->mount, &h->ids);
+	if (err) {
+		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", o->mount, err);
+		goto err;
+	}
+	err = cpumgr_watch__new(o->cpu_manager_state, CPUMGR_CHECK_NS, &h->cpumgr);
+	if (err)
+		goto err;
+	open_readers(h, o);
+	*ret = h;
+	return 0;
+err:
+	host__free(h);
+	return err;
+}
+
+void host__free(struct host *h)
+{
+	if (!h)
+		return;
+	cgfiles_fini(&h->files);
+	cgwalk_result__free(h->walk);
+	podsrc__free(h->src);
+	cpumgr_watch__free(h->cpumgr);
+	topology__free(h->topo);
+	cgid_index__free(h->ids);
+	cgroupfs__free(h->cgfs);
+	free(h);
+}
+
+void host__poll_pods(struct host *h, uint64_t now_ns)
+{
+	if (h->src)
+		podsrc__poll(h->src, now_ns);
+}
+
+struct cgid_index *host__ids(struct host *h)
+{
+	return h->ids;
+}
+
+static void rescan(struct host *h, uint64_t now)
+{
+	struct cgwalk_result *res;
+
+	if (h->walk && now - h->walk_ns < WALK_MIN_GAP_NS)
+		return;
+	if (cgwalk_scan(h->mount, &res))
+		return;
+	cgwalk_result__free(h->walk);
+	h->walk = res;
+	h->walk_ns = now;
+	h->walk_gen++;
+}
+
+static bool dir_exists(const char *mount, const char *rel)
+{
+	char path[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s%s", mount, rel) >= (int)sizeof(path))
+		return false;
+	return !stat(path, &st) && S_ISDIR(st.st_mode);
+}
+
+/* The Kubernetes QoS root: a Guaranteed pod's parent (nested kubelet roots such as kind's), or
+ * the driver's default name when the walk found none. */
+static void find_kubepods(struct host *h)
+{
+	h->kubepods[0] = '\0';
+	for (size_t i = 0; h->walk && i < h->walk->nr_pods; i++) {
+		const struct cgwalk_pod *w = &h->walk->pods[i];
+		char parent[PATH_MAX], *slash;
+
+		snprintf(parent, sizeof(parent), "/%s", w->path);
+		slash = strrchr(parent, '/');
+		if (!slash || slash == parent)
+			continue;
+		*slash = '\0';
+		if (w->qos == CGWALK_QOS_GUARANTEED && strlen(parent) < sizeof(h->kubepods)) {
+			memcpy(h->kubepods, parent, strlen(parent) + 1);
+			return;
+		}
+	}
+	if (dir_exists(h->mount, "/kubepods.slice"))
+		snprintf(h->kubepods, sizeof(h->kubepods), "/kubepods.slice");
+	else if (dir_exists(h->mount, "/kubepods"))
+		snprintf(h->kubepods, sizeof(h->kubepods), "/kubepods");
+}
+
+static void resolve(struct host *h, struct cg_delta *cgs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (cgid_index__path(h->ids, cgs[i].d.cgid, &cgs[i].path))
+			cgs[i].path = NULL;
+}
+
+void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
+		size_t nr_cgs)
+{
+	struct pod_list *pods = h->src ? podsrc__list(h->src) : NULL;
+
+	rescan(h, now_ns);
+	find_kubepods(h);
+	resolve(h, cgs, nr_cgs);
+	if (cgfiles_read(&h->files, h->cgfs, h->mount, h->walk, pods))
+		log_warn("cgroup stat files left out of the snapshot", "err=%d", -ENOMEM);
+	nodestat_read(h->proc_root, &in->node);
+	in->pods = pods;
+	in->pods_from_walk = h->pods_from_walk;
+	in->pods_stale = h->src && podsrc__is_stale(h->src);
+	in->walk = h->walk;
+	in->walk_gen = h->walk_gen;
+	in->files = h->files.v;
+	in->nr_files = h->files.n;
+	in->topo = h->topo;
+	in->nr_online = h->nr_online;
+	in->cpumgr = cpumgr_watch__poll(h->cpumgr, now_ns);
+	in->kubepods = h->kubepods;
+	in->cgs = cgs;
+	in->nr_cgs = nr_cgs;
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_COLLECT_HOST_H
+#define KQOS_COLLECT_HOST_H
+
+#include <stdint.h>
+
+#include "cgid.h"
+#include "podsrc.h"
+#include "snapbuild.h"
+
+/*
+ * Everything one tick reads from the host besides the BPF maps and resctrl: the pod source,
+ * the cgroup walk, the cgroup stat files, /proc, sysfs topology and kubelet's CPU manager
+ * checkpoint. It hands the model plain inputs (struct snapbuild_input) and keeps the readers
+ * that live across ticks.
+ */
+struct host;
+
+struct host_opts {
+	const char *cgroup_root; /* for the stat files (cgroupfs) */
+	const char *mount; /* the hierarchy the collector keys on */
+	const char *sys_root;
+	const char *proc_root;
+	const char *cpu_manager_state; /* the checkpoint's path */
+	struct podsrc *src; /* ownership passes to the host; NULL: walk or none */
+	bool pods_from_walk; /* the cgroup source */
+};
+
+int host__new(const struct host_opts *opts, struct host **ret);
+void host__free(struct host *h);
+
+/* Poll the pod source when due (it keeps its last good list on failure). */
+void host__poll_pods(struct host *h, uint64_t now_ns);
+
+/*
+ * Fill @in's host fields (pods, walk, files, node, topology, checkpoint, kubepods) for a tick
+ * at @now_ns, and resolve the paths of @in->cgs (which the caller filled). What it points to
+ * stays valid until the next call.
+ */
+void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
+		size_t nr_cgs);
+
+/* The id <-> path index of the hierarchy, for reaping vanished cgroups. */
+struct cgid_index *host__ids(struct host *h);
+
+#endif

@@ -1,0 +1,222 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <jansson.h>
+
+#include "export.h"
+#include "export_prom.h"
+#include "snapjson.h"
+#include "log.h"
+#include "sockserv.h"
+
+#ifndef KQOS_VERSION
+#define KQOS_VERSION "unknown"
+#endif
+
+struct exporter {
+	char *textfile_dir;
+	uint64_t textfile_interval_ns;
+	bool textfile_written;
+	uint64_t textfile_last_ns;
+	int textfile_last_err; /* log a failure once while it persists */
+	struct prom_health health;
+	struct sockserv *sock;
+	struct snapshot *snap; /* a reference to the last published snapshot */
+	struct snap_enforce enforce; /* what enforcement did in that tick */
+	char *json; /* its socket JSON, built on first demand */
+	size_t json_len;
+};
+
+/* --- socket JSON: the snapshot plus the agent's own status ----------------------------------- */
+
+static void set_new(json_t *o, const char *k, json_t *v)
+{
+	if (v)
+		json_object_set_new(o, k, v);
+}
+
+static json_t *agent_json(const struct exporter *e)
+{
+	json_t *o = json_pack("{s:s, s:i, s:I}", "version", KQOS_VERSION, "pid", (int)getpid(),
+			      "textfile_write_errors", (json_int_t)e->health.textfile_write_errors);
+
+	if (o && e->sock) {
+		set_new(o, "socket_clients", json_integer(sockserv__nr_clients(e->sock)));
+		set_new(o, "socket_dropped",
+			json_integer((json_int_t)sockserv__nr_dropped(e->sock)));
+	}
+	return o;
+}
+
+/* Keys the snapshot JSON may gain later win: add ours only where absent. */
+static void add_missing(json_t *root, const char *key, json_t *v)
+{
+	if (json_object_get(root, key))
+		json_decref(v);
+	else
+		set_new(root, key, v);
+}
+
+char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s,
+			      const struct snap_enforce *en)
+{
+	char *text = snapjson_format(s, en, false), *out;
+	json_t *root;
+
+	if (!text)
+		return NULL;
+	root = json_loads(text, 0, NULL);
+	free(text);
+	if (!root)
+		return NULL;
+	add_missing(root, "agent", agent_json(e));
+	out = json_dumps(root, JSON_COMPACT);
+	json_decref(root);
+	return out;
+}
+
+static const char *sock_json(void *ctx, size_t *ret_len)
+{
+	struct exporter *e = ctx;
+
+	if (!e->snap)
+		return NULL;
+	if (!e->json) {
+		e->json = exporter__snapshot_json(e, e->snap, &e->enforce);
+		if (!e->json)
+			return NULL;
+		e->json_len = strlen(e->json);
+	}
+	*ret_len = e->json_len;
+	return e->json;
+}
+
+static char *sock_status(void *ctx)
+{
+	struct exporter *e = ctx;
+	json_t *o = agent_json(e);
+	char *text;
+
+	if (!o)
+		return NULL;
+	if (e->snap) {
+		set_new(o, "seq", json_integer((json_int_t)e->snap->seq));
+		set_new(o, "time", json_real(e->snap->wall_ns / 1e9));
+	}
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return text;
+}
+
+/* --- textfile ----------------------------------------------------------------------------- */
+
+static void write_textfile(struct exporter *e, const struct snapshot *s, uint64_t now_ns)
+{
+	char *text = NULL;
+	size_t len = 0;
+	int err;
+
+	e->textfile_written = true;
+	e->textfile_last_ns = now_ns;
+	err = prom_render(s, &e->enforce, &e->health, &text, &len);
+	if (!err)
+		err = prom_write_textfile(e->textfile_dir, text, len);
+	free(text);
+	if (err) {
+		e->health.textfile_write_errors++;
+		if (err != e->textfile_last_err)
+			log_warn("cannot write the prometheus textfile", "dir=%s err=%d (%s)",
+				 e->textfile_dir, err, strerror(-err));
+	} else if (e->textfile_last_err) {
+		log_info("prometheus textfile written again", "dir=%s", e->textfile_dir);
+	}
+	e->textfile_last_err = err;
+}
+
+/* --- the object --------------------------------------------------------------------------- */
+
+int exporter__new(const struct export_opts *opts, struct exporter **ret)
+{
+	struct exporter *e = calloc(1, sizeof(*e));
+	int err = 0;
+
+	if (!e)
+		return -ENOMEM;
+	e->textfile_interval_ns = opts->textfile_interval_ns ? opts->textfile_interval_ns :
+							       EXPORT_TEXTFILE_INTERVAL_NS;
+	if (opts->textfile_dir && *opts->textfile_dir) {
+		e->textfile_dir = strdup(opts->textfile_dir);
+		if (!e->textfile_dir) {
+			err = -ENOMEM;
+			goto err_free;
+		}
+		prom_sweep_temp(e->textfile_dir);
+	}
+	if (opts->socket_path && *opts->socket_path) {
+		struct sockserv_opts so = { .path = opts->socket_path,
+					    .group = opts->socket_group,
+					    .json = sock_json,
+					    .status = sock_status,
+					    .ctx = e };
+
+		err = sockserv__new(&so, &e->sock);
+		if (err)
+			goto err_free;
+	}
+	log_info("exporter ready", "textfile_dir=%s socket=%s",
+		 e->textfile_dir ? e->textfile_dir : "-",
+		 opts->socket_path && *opts->socket_path ? opts->socket_path : "-");
+	*ret = e;
+	return 0;
+err_free:
+	exporter__free(e);
+	return err;
+}
+
+void exporter__free(struct exporter *e)
+{
+	if (!e)
+		return;
+	free(e->textfile_dir);
+	sockserv__free(e->sock);
+	snapshot__put(e->snap);
+	free(e->json);
+	free(e);
+}
+
+int exporter__epoll_fd(const struct exporter *e)
+{
+	return e ? sockserv__epoll_fd(e->sock) : -1;
+}
+
+void exporter__dispatch(struct exporter *e, uint64_t now_ns)
+{
+	if (e)
+		sockserv__dispatch(e->sock);
+}
+
+void exporter__publish(struct exporter *e, struct snapshot *snap, const struct snap_enforce *en,
+		       uint64_t now_ns)
+{
+	static const struct snap_enforce none;
+
+	if (!e || !snap)
+		return;
+	snapshot__put(e->snap);
+	e->snap = snapshot__ref(snap);
+	e->enforce = en ? *en : none;
+	free(e->json);
+	e->json = NULL;
+	if (e->textfile_dir &&
+	    (!e->textfile_written || now_ns - e->textfile_last_ns >= e->textfile_interval_ns))
+		write_textfile(e, snap, now_ns);
+	sockserv__publish(e->sock);
+}
+
+uint64_t exporter__textfile_write_errors(const struct exporter *e)
+{
+	return e ? e->health.textfile_write_errors : 0;
+}

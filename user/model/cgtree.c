@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdlib.h>
+#include <string.h>
+
+#include "cgtree.h"
+
+const char *cgwalk_qos_name(enum cgwalk_qos qos)
+{
+	switch (qos) {
+	case CGWALK_QOS_GUARANTEED:
+		return "Guaranteed";
+	case CGWALK_QOS_BURSTABLE:
+		return "Burstable";
+	case CGWALK_QOS_BESTEFFORT:
+		return "BestEffort";
+	}
+	return "unknown";
+}
+
+const char *cgwalk_runtime_name(enum cgwalk_runtime rt)
+{
+	switch (rt) {
+	case CGWALK_RT_UNKNOWN:
+		return "unknown";
+	case CGWALK_RT_CONTAINERD:
+		return "containerd";
+	case CGWALK_RT_CRIO:
+		return "cri-o";
+	case CGWALK_RT_DOCKER:
+		return "docker";
+	}
+	return "unknown";
+}
+
+const char *cgwalk_driver_name(enum cgwalk_driver driver)
+{
+	return driver == CGWALK_DRIVER_SYSTEMD ? "systemd" : "cgroupfs";
+}
+
+void cgwalk_pod_release(struct cgwalk_pod *pod)
+{
+	for (size_t i = 0; i < pod->nr_containers; i++)
+		free(pod->containers[i].path);
+	free(pod->containers);
+	free(pod->path);
+}
+
+void cgwalk_result__free(struct cgwalk_result *res)
+{
+	if (!res)
+		return;
+	for (size_t i = 0; i < res->nr_pods; i++)
+		cgwalk_pod_release(&res->pods[i]);
+	free(res->pods);
+	free(res);
+}
+
+const struct cgwalk_pod *cgwalk_result__find(const struct cgwalk_result *res, const char *uid)
+{
+	for (size_t i = 0; i < res->nr_pods; i++) {
+		if (strcmp(res->pods[i].uid, uid) == 0)
+			return &res->pods[i];
+	}
+	return NULL;
+}

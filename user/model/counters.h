@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_MODEL_COUNTERS_H
+#define KQOS_MODEL_COUNTERS_H
+
+#include <linux/types.h>
+
+#include "hist.h"
+#include "kqos_pmu.h"
+
+/*
+ * What the collector reads for one cgroup, as plain values: the model's input from the BPF
+ * maps (collect/collector.c fills it; the layout of the maps themselves is bpf/cgstat.h).
+ */
+
+enum pmu_role {
+	PMU_ROLE_OTHER = 0,
+	PMU_ROLE_CYCLES,
+	PMU_ROLE_INSTRUCTIONS,
+	PMU_ROLE_LLC_MISSES,
+};
+
+#define PMU_NAME_LEN 64
+
+/* One configured PMU event: encoded with libpfm4 by collect/pmu.c. */
+struct pmu_event_cfg {
+	char name[PMU_NAME_LEN];
+	__u32 role; /* enum pmu_role: which derived metric (CPI, MPKI) it feeds */
+};
+
+/* Counters of one cgroup since its map entry was created, summed over CPUs. */
+struct cg_totals {
+	__u64 cgid;
+	__u64 oncpu_ns;
+	__u64 nr_switch_in;
+	__u64 rq_wait_ns;
+	__u64 rq_wait_cnt;
+	__u64 rq_wait_max_ns;
+	__u64 pmu_count[KQOS_PMU_MAX]; /* index = collector__pmu_event() index */
+	__u64 pmu_enabled[KQOS_PMU_MAX];
+	__u64 pmu_running[KQOS_PMU_MAX];
+	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
+};
+
+#endif

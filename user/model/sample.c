@@ -1,0 +1,272 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <math.h>
+#include <string.h>
+
+#include "sample.h"
+
+static __u64 slot_value(__u32 slot)
+{
+	if (slot == KQOS_HIST_SLOTS - 1)
+		return kqos_hist_slot_lower(slot);
+	return kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot) / 2;
+}
+
+__u64 hist_total(const __u32 *hist)
+{
+	__u64 n = 0;
+
+	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++)
+		n += hist[i];
+	return n;
+}
+
+__u64 hist_quantile(const __u32 *hist, __u64 total, double q)
+{
+	__u64 rank, seen = 0;
+
+	if (!total)
+		return 0;
+	rank = (__u64)ceil(q * (double)total);
+	if (rank < 1)
+		rank = 1;
+	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++) {
+		seen += hist[i];
+		if (seen >= rank)
+			return slot_value(i);
+	}
+	return slot_value(KQOS_HIST_SLOTS - 1);
+}
+
+void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d)
+{
+	d->cgid = cur->cgid;
+	d->oncpu_ns = cur->oncpu_ns - prev->oncpu_ns;
+	d->nr_switch_in = cur->nr_switch_in - prev->nr_switch_in;
+	d->rq_wait_ns = cur->rq_wait_ns - prev->rq_wait_ns;
+	d->rq_wait_cnt = cur->rq_wait_cnt - prev->rq_wait_cnt;
+	d->rq_wait_max_ns = cur->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		d->pmu_count[i] = kqos_pmu_delta(prev->pmu_count[i], cur->pmu_count[i]);
+		d->pmu_enabled[i] = cur->pmu_enabled[i] - prev->pmu_enabled[i];
+		d->pmu_running[i] = cur->pmu_running[i] - prev->pmu_running[i];
+	}
+	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
+		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
+}
+
+__u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
+			  const struct cg_totals *d)
+{
+	int top = KQOS_HIST_SLOTS - 1;
+	__u64 bound;
+
+	if (!prev || cur->rq_wait_max_ns > prev->rq_wait_max_ns)
+		return cur->rq_wait_max_ns;
+	while (top > 0 && !d->rq_hist[top])
+		top--;
+	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
+	return bound < cur->rq_wait_max_ns ? bound : cur->rq_wait_max_ns;
+}
+
+void totals_pmu_per_s(const struct cg_totals *d, __u64 dt_ns, double *ret)
+{
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		ret[i] = (double)kqos_pmu_scale(d->pmu_count[i], d->pmu_enabled[i],
+						d->pmu_running[i]) *
+			 1e9 / (double)dt_ns;
+}
+
+/* Bucket of the coarse export histogram that holds BPF slot @slot (bounds are powers of 2). */
+static int coarse_bucket(__u32 slot)
+{
+	__u64 upper = kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot);
+
+	for (int i = 0; i < SNAP_RQ_BUCKETS; i++)
+		if (upper <= (1ULL << (SNAP_RQ_FIRST_LOG + i)))
+			return i;
+	return -1; /* only in +Inf */
+}
+
+static void delta_one(const struct cg_totals *prev, const struct cg_totals *cur, __u64 dt_ns,
+		      struct cg_delta *out)
+{
+	static const struct cg_totals zero;
+
+	totals_delta(prev ? prev : &zero, cur, &out->d);
+	out->d.rq_wait_max_ns = out->d.rq_wait_cnt ? totals_interval_max(prev, cur, &out->d) : 0;
+	totals_pmu_per_s(&out->d, dt_ns, out->pmu_per_s);
+	out->path = NULL;
+}
+
+size_t sample_deltas(const struct cg_totals *prev, size_t nprev, const struct cg_totals *cur,
+		     size_t ncur, __u64 dt_ns, struct cg_delta *out)
+{
+	size_t i = 0;
+
+	if (!dt_ns)
+		return 0;
+	for (size_t j = 0; j < ncur; j++) {
+		const struct cg_totals *p = NULL;
+
+		while (i < nprev && prev[i].cgid < cur[j].cgid)
+			i++;
+		if (i < nprev && prev[i].cgid == cur[j].cgid)
+			p = &prev[i];
+		delta_one(p, &cur[j], dt_ns, &out[j]);
+	}
+	return ncur;
+}
+
+bool cg_delta_active(const struct cg_delta *d)
+{
+	return d->d.oncpu_ns || d->d.nr_switch_in || d->d.rq_wait_cnt;
+}
+
+void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
+{
+	c->oncpu += d->oncpu_ns;
+	c->switches += d->nr_switch_in;
+	c->waits += d->rq_wait_cnt;
+	c->wait_ns += d->rq_wait_ns;
+	for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
+		int b = d->rq_hist[s] ? coarse_bucket(s) : -1;
+
+		if (b >= 0)
+			c->hist[b] += d->rq_hist[s];
+	}
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		c->pmu[i] += d->pmu_count[i];
+}
+
+void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c)
+{
+	struct cg_totals *t = &a->i.d;
+
+	a->any = true;
+	t->oncpu_ns += d->d.oncpu_ns;
+	t->nr_switch_in += d->d.nr_switch_in;
+	t->rq_wait_cnt += d->d.rq_wait_cnt;
+	t->rq_wait_ns += d->d.rq_wait_ns;
+	if (d->d.rq_wait_max_ns > t->rq_wait_max_ns)
+		t->rq_wait_max_ns = d->d.rq_wait_max_ns;
+	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+		t->rq_hist[s] += d->d.rq_hist[s];
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		t->pmu_count[i] += d->d.pmu_count[i];
+		t->pmu_enabled[i] += d->d.pmu_enabled[i];
+		t->pmu_running[i] += d->d.pmu_running[i];
+		a->i.pmu_per_s[i] += d->pmu_per_s[i];
+	}
+	cg_cum_merge(&a->c, c);
+}
+
+void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c)
+{
+	a->oncpu += c->oncpu;
+	a->switches += c->switches;
+	a->waits += c->waits;
+	a->wait_ns += c->wait_ns;
+	for (int b = 0; b < SNAP_RQ_BUCKETS; b++)
+		a->hist[b] += c->hist[b];
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		a->pmu[i] += c->pmu[i];
+}
+
+static void interval_waits(const struct cg_totals *d, struct snap_stats *st)
+{
+	__u64 total = hist_total(d->rq_hist);
+
+	st->rq_waits = d->rq_wait_cnt;
+	if (!d->rq_wait_cnt)
+		return;
+	st->rq_wait_mean_ns = (double)d->rq_wait_ns / (double)d->rq_wait_cnt;
+	st->rq_max_ns = d->rq_wait_max_ns;
+	/* A midpoint may overshoot the largest value actually seen. */
+	st->rq_p50_ns = hist_quantile(d->rq_hist, total, 0.5);
+	st->rq_p99_ns = hist_quantile(d->rq_hist, total, 0.99);
+	if (st->rq_p50_ns > st->rq_max_ns)
+		st->rq_p50_ns = st->rq_max_ns;
+	if (st->rq_p99_ns > st->rq_max_ns)
+		st->rq_p99_ns = st->rq_max_ns;
+}
+
+static void totals_since_start(const struct cg_cum *c, struct snap_stats *st)
+{
+	__u64 run = 0;
+
+	st->cpu_ns_total = c->oncpu;
+	st->rq_waits_total = c->waits;
+	st->rq_wait_ns_total = c->wait_ns;
+	for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
+		run += c->hist[b];
+		st->rq_hist_total[b] = run;
+	}
+}
+
+static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, int n,
+		      struct snap_stats *st)
+{
+	const struct cg_totals *d = &a->i.d;
+
+	st->pmu_n = n;
+	for (int i = 0; i < n; i++) {
+		st->pmu_per_s[i] = a->i.pmu_per_s[i];
+		/* untracked times (software events, never multiplexed) read as always running */
+		st->pmu_running_ratio[i] =
+			d->pmu_enabled[i] ? (double)d->pmu_running[i] / (double)d->pmu_enabled[i] :
+					    1;
+		st->pmu_total[i] = a->c.pmu[i];
+	}
+	if (!n)
+		return;
+	st->has_cpi = !rate_cpi(st->pmu_per_s, ev, n, &st->cpi);
+	st->has_mpki = !rate_mpki(st->pmu_per_s, ev, n, &st->llc_mpki);
+}
+
+void sample_stats(const struct cg_acc *a, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,
+		  struct snap_stats *st)
+{
+	if (!a->any || !dt_ns)
+		return;
+	st->has_cpu = true;
+	st->cpu_cores = (double)a->i.d.oncpu_ns / (double)dt_ns;
+	st->runs_per_s = (double)a->i.d.nr_switch_in * 1e9 / (double)dt_ns;
+	interval_waits(&a->i.d, st);
+	totals_since_start(&a->c, st);
+	pmu_rates(a, ev, n, st);
+}
+
+static int role_rate(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, __u32 role,
+		     double *ret)
+{
+	for (int i = 0; i < n && i < KQOS_PMU_MAX; i++) {
+		if (ev[i].role == role) {
+			*ret = pmu_per_s[i];
+			return 0;
+		}
+	}
+	return -ENODATA;
+}
+
+int rate_cpi(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, double *ret)
+{
+	double cycles, insns;
+
+	if (role_rate(pmu_per_s, ev, n, PMU_ROLE_CYCLES, &cycles) ||
+	    role_rate(pmu_per_s, ev, n, PMU_ROLE_INSTRUCTIONS, &insns) || insns <= 0)
+		return -ENODATA;
+	*ret = cycles / insns;
+	return 0;
+}
+
+int rate_mpki(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, double *ret)
+{
+	double misses, insns;
+
+	if (role_rate(pmu_per_s, ev, n, PMU_ROLE_LLC_MISSES, &misses) ||
+	    role_rate(pmu_per_s, ev, n, PMU_ROLE_INSTRUCTIONS, &insns) || insns <= 0)
+		return -ENODATA;
+	*ret = misses * 1000 / insns;
+	return 0;
+}

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_MODEL_SAMPLE_H
+#define KQOS_MODEL_SAMPLE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "counters.h"
+#include "snapshot.h"
+
+/*
+ * Interval arithmetic on the collector's counters, pure. The tick computes one delta per
+ * cgroup (sample_deltas), entities sum them (cg_acc_add), and sample_stats turns a sum into the
+ * snapshot's rates: the one place rates are made.
+ */
+
+/* What one cgroup did over one interval. */
+struct cg_delta {
+	struct cg_totals d; /* cur - prev; d.rq_wait_max_ns = the interval's largest wait */
+	double pmu_per_s[KQOS_PMU_MAX]; /* scaled for multiplexing */
+	const char *path; /* relative to the mount, set by the caller; NULL when unknown */
+};
+
+/*
+ * Deltas between @prev and @cur (both sorted by cgid, as collector__read returns them) over
+ * @dt_ns, one per entry of @cur into @out (room for @ncur). A cgroup absent from @prev started
+ * at zero within the interval. Returns @ncur, or 0 when @dt_ns is 0.
+ */
+size_t sample_deltas(const struct cg_totals *prev, size_t nprev, const struct cg_totals *cur,
+		     size_t ncur, __u64 dt_ns, struct cg_delta *out);
+/* The cgroup ran, was switched in or waited in the interval. */
+bool cg_delta_active(const struct cg_delta *d);
+
+/* 64-bit cumulative counters of one cgroup: the BPF histogram slots are u32 and wrap. */
+struct cg_cum {
+	__u64 cgid;
+	__u64 oncpu, switches, waits, wait_ns;
+	__u64 hist[SNAP_RQ_BUCKETS]; /* per bucket, not cumulative */
+	__u64 pmu[KQOS_PMU_MAX];
+};
+
+/* Fold one interval into the cumulative counters (histogram slots into export buckets). */
+void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d);
+void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c);
+
+/* What an entity (pod, container, group, other cgroup) gathers from its cgroups in a tick. */
+struct cg_acc {
+	bool any;
+	struct cg_delta i; /* summed intervals; i.d.rq_wait_max_ns = the largest */
+	struct cg_cum c; /* summed cumulative counters */
+};
+
+/* The one counter adder: an entity takes a cgroup's interval and cumulative counters. */
+void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c);
+
+/*
+ * Rates of @a over @dt_ns into @st (left as is when @a saw no cgroup): CPU, runs, wait mean,
+ * p50/p99 from the histogram (never above the exact max), totals since start, PMU rates of the
+ * @n events @ev with CPI and MPKI.
+ */
+void sample_stats(const struct cg_acc *a, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,
+		  struct snap_stats *st);
+
+/*
+ * Cycles per instruction and LLC misses per 1000 instructions from per-second rates
+ * (@pmu_per_s, index = @ev index) of events with those roles. -ENODATA when an input is missing
+ * or there were no instructions.
+ */
+int rate_cpi(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, double *ret);
+int rate_mpki(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, double *ret);
+
+/*
+ * q-quantile (0 < q <= 1) of a histogram of @total values: the midpoint of the slot that holds
+ * the value of rank ceil(q * total), or that slot's lower bound for the open-ended last slot.
+ * 0 when total is 0.
+ */
+__u64 hist_quantile(const __u32 *hist, __u64 total, double q);
+
+/*
+ * Number of values in a histogram. Rank quantiles against this, not against a separately
+ * read count: the maps are read while other CPUs update them, so the two may differ a little.
+ */
+__u64 hist_total(const __u32 *hist);
+
+/* Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). */
+void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
+
+/*
+ * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev
+ * (NULL: the cgroup is new), else the top non-empty slot's bound, never above the record.
+ */
+__u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
+			  const struct cg_totals *d);
+
+/* Per second rates of the PMU events of delta @d, scaled for multiplexing, into @ret[KQOS_PMU_MAX]. */
+void totals_pmu_per_s(const struct cg_totals *d, __u64 dt_ns, double *ret);
+
+#endif

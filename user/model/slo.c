@@ -1,0 +1,364 @@
+// SPDX-License-Identifier: GPL-2.0
+/* NodeSLO spec + kqos strategy keys -> struct slo_config, with range checks naming the field. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <jansson.h>
+
+#include "slo.h"
+
+void slo_config_init(struct slo_config *cfg)
+{
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->suppress_threshold_pct = 65;
+	cfg->suppress_min_pct = -1;
+	cfg->suppress_policy = SUPPRESS_CPUSET;
+	cfg->be_shares = 2;
+	cfg->weight_formula = CG_WEIGHT_LINEAR;
+	cfg->kubelet_policy = KUBELET_CPU_NONE;
+	cfg->system_exclusive = true;
+	cfg->unset_cpu_quota = true;
+	cfg->cpu_normalization_ratio = 1.0;
+}
+
+const char *suppress_policy_name(enum suppress_policy p)
+{
+	static const char *const names[] = { "cpuset", "cfsQuota", "weight", "idle" };
+
+	return (unsigned int)p < 4 ? names[p] : "?";
+}
+
+/* Parsing context: the dotted path of the object being read, for error messages. */
+struct pctx {
+	char *err;
+	size_t err_len;
+	const char *path;
+};
+
+static int fail(struct pctx *c, const char *key, const char *fmt, const char *detail)
+	__attribute__((format(printf, 3, 0)));
+
+static int fail(struct pctx *c, const char *key, const char *fmt, const char *detail)
+{
+	char what[160];
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	snprintf(what, sizeof(what), fmt, detail);
+#pragma GCC diagnostic pop
+	snprintf(c->err, c->err_len, "%s.%s: %s", c->path, key, what);
+	return -EINVAL;
+}
+
+static int get_int(struct pctx *c, json_t *o, const char *key, long long min, long long max,
+		   long long *v)
+{
+	json_t *j = json_object_get(o, key);
+	char detail[96];
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_integer(j))
+		return fail(c, key, "%s", "not an integer");
+	if (json_integer_value(j) < min || json_integer_value(j) > max) {
+		snprintf(detail, sizeof(detail), "%lld out of range [%lld, %lld]",
+			 (long long)json_integer_value(j), min, max);
+		return fail(c, key, "%s", detail);
+	}
+	*v = json_integer_value(j);
+	return 1;
+}
+
+static int get_bool(struct pctx *c, json_t *o, const char *key, bool *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_boolean(j))
+		return fail(c, key, "%s", "not a boolean");
+	*v = json_is_true(j);
+	return 1;
+}
+
+/* A string among names[] (NULL-terminated); *v = its index. */
+static int get_enum(struct pctx *c, json_t *o, const char *key, const char *const *names, int *v)
+{
+	json_t *j = json_object_get(o, key);
+	char detail[160];
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return fail(c, key, "%s", "not a string");
+	for (int i = 0; names[i]; i++) {
+		if (!strcmp(json_string_value(j), names[i])) {
+			*v = i;
+			return 1;
+		}
+	}
+	snprintf(detail, sizeof(detail), "\"%.60s\" is not one of", json_string_value(j));
+	for (int i = 0; names[i] && strlen(detail) < sizeof(detail) - 24; i++)
+		snprintf(detail + strlen(detail), sizeof(detail) - strlen(detail), " %s", names[i]);
+	return fail(c, key, "%s", detail);
+}
+
+static int get_cpulist(struct pctx *c, json_t *o, const char *key, struct cpumask *v)
+{
+	json_t *j = json_object_get(o, key);
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_string(j))
+		return fail(c, key, "%s", "not a string");
+	if (cpulist_parse(json_string_value(j), v))
+		return fail(c, key, "\"%.60s\" is not a cpu list", json_string_value(j));
+	return 1;
+}
+
+/* kqos objects reject unknown keys: a typo must not silently disable a strategy. */
+static int check_keys(struct pctx *c, json_t *o, const char *const *known)
+{
+	const char *key;
+	json_t *v;
+
+	json_object_foreach(o, key, v) {
+		bool ok = false;
+
+		for (int i = 0; known[i]; i++)
+			ok = ok || !strcmp(key, known[i]);
+		if (!ok)
+			return fail(c, key, "%s", "unknown key");
+	}
+	return 0;
+}
+
+static int sub_object(struct pctx *c, json_t *o, const char *key, json_t **ret)
+{
+	json_t *j = json_object_get(o, key);
+
+	*ret = NULL;
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_object(j))
+		return fail(c, key, "%s", "not an object");
+	*ret = j;
+	return 1;
+}
+
+static int parse_threshold(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const policies[] = { "cpuset", "cfsQuota", NULL };
+	struct pctx c = { err, err_len, "nodeSLO.resourceUsedThresholdWithBE" };
+	long long v;
+	int p, r;
+
+	if ((r = get_bool(&c, o, "enable", &cfg->suppress_enable)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "cpuSuppressThresholdPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		cfg->suppress_threshold_pct = (int)v;
+	if ((r = get_int(&c, o, "cpuSuppressMinPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		cfg->suppress_min_pct = (int)v;
+	if ((r = get_enum(&c, o, "cpuSuppressPolicy", policies, &p)) < 0)
+		return r;
+	if (r)
+		cfg->suppress_policy = (enum suppress_policy)p;
+	return 0;
+}
+
+/* @text as a JSON object, or NULL with a message naming @what in @err. */
+static json_t *load_object(const char *text, const char *what, char *err, size_t err_len)
+{
+	json_error_t jerr;
+	json_t *root = json_loads(text, JSON_REJECT_DUPLICATES, &jerr);
+
+	if (root && json_is_object(root))
+		return root;
+	snprintf(err, err_len, "%s: not a JSON object (%s, line %d)", what,
+		 root ? "wrong type" : jerr.text, jerr.line);
+	json_decref(root);
+	return NULL;
+}
+
+static int parse_policy(const char *text, struct slo_config *cfg, char *err, size_t err_len)
+{
+	struct pctx c = { err, err_len, "nodeSLO" };
+	json_t *root, *o;
+	int r;
+
+	if (!text || !*text)
+		return 0;
+	root = load_object(text, "nodeSLO", err, err_len);
+	if (!root)
+		return -EINVAL;
+	r = sub_object(&c, root, "resourceUsedThresholdWithBE", &o);
+	if (r > 0)
+		r = parse_threshold(o, cfg, err, err_len);
+	json_decref(root);
+	return r < 0 ? r : 0;
+}
+
+static int parse_suppress(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const known[] = { "policy", "beShares", NULL };
+	static const char *const policies[] = { "cpuset", "cfsQuota", "weight", "idle", NULL };
+	struct pctx c = { err, err_len, "strategies.cpuSuppress" };
+	long long v;
+	int p, r;
+
+	if ((r = check_keys(&c, o, known)) < 0)
+		return r;
+	if ((r = get_enum(&c, o, "policy", policies, &p)) < 0)
+		return r;
+	if (r)
+		cfg->suppress_policy = (enum suppress_policy)p;
+	if ((r = get_int(&c, o, "beShares", 2, 262144, &v)) < 0)
+		return r;
+	if (r)
+		cfg->be_shares = (uint64_t)v;
+	return 0;
+}
+
+static int parse_cpuset_rules(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const known[] = { "enable", "beCpuManager", "unsetCpuQuota", NULL };
+	struct pctx c = { err, err_len, "strategies.cpusetRules" };
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 ||
+	    (r = get_bool(&c, o, "enable", &cfg->cpuset_rules_enable)) < 0 ||
+	    (r = get_bool(&c, o, "beCpuManager", &cfg->be_cpu_manager)) < 0 ||
+	    (r = get_bool(&c, o, "unsetCpuQuota", &cfg->unset_cpu_quota)) < 0)
+		return r;
+	return 0;
+}
+
+static int parse_system_qos(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const known[] = { "cpuset", "cpusetExclusive", NULL };
+	struct pctx c = { err, err_len, "strategies.systemQos" };
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 ||
+	    (r = get_cpulist(&c, o, "cpuset", &cfg->system_cpus)) < 0)
+		return r;
+	cfg->has_system_cpus = r > 0 && !cpumask_empty(&cfg->system_cpus);
+	if ((r = get_bool(&c, o, "cpusetExclusive", &cfg->system_exclusive)) < 0)
+		return r;
+	return 0;
+}
+
+static int parse_scalars(json_t *o, struct slo_config *cfg, struct pctx *c)
+{
+	static const char *const formulas[] = { "linear", "log", NULL };
+	static const char *const kpolicies[] = { "none", "static", NULL };
+	static const char *const recovery[] = { "restore", "adopt", NULL };
+	json_t *j;
+	long long v;
+	int e, r;
+
+	if ((r = get_enum(c, o, "weightFormula", formulas, &e)) < 0)
+		return r;
+	if (r)
+		cfg->weight_formula = (enum cg_weight_formula)e;
+	if ((r = get_enum(c, o, "kubeletCpuManagerPolicy", kpolicies, &e)) < 0)
+		return r;
+	if (r)
+		cfg->kubelet_policy = (enum kubelet_cpu_policy)e;
+	if ((r = get_enum(c, o, "recovery", recovery, &e)) < 0)
+		return r;
+	if (r)
+		cfg->recovery = (enum slo_recovery)e;
+	if ((r = get_cpulist(c, o, "reservedCpus", &cfg->reserved_cpus)) < 0)
+		return r;
+	if ((r = get_int(c, o, "nodeReservedMilliCpu", 0, 1LL << 40, &v)) < 0)
+		return r;
+	if (r)
+		cfg->node_reserved_milli = (uint64_t)v;
+	j = json_object_get(o, "cpuManagerStatePath");
+	if (j && (!json_is_string(j) || !*json_string_value(j) ||
+		  strlen(json_string_value(j)) >= sizeof(cfg->cpu_manager_state)))
+		return fail(c, "cpuManagerStatePath", "%s", "not a path");
+	if (j)
+		snprintf(cfg->cpu_manager_state, sizeof(cfg->cpu_manager_state), "%s",
+			 json_string_value(j));
+	j = json_object_get(o, "cpuNormalizationRatio");
+	if (j && (!json_is_number(j) || json_number_value(j) < 1.0 ||
+		  json_number_value(j) > 100.0 || isnan(json_number_value(j))))
+		return fail(c, "cpuNormalizationRatio", "%s", "not a number in [1, 100]");
+	if (j)
+		cfg->cpu_normalization_ratio = json_number_value(j);
+	return 0;
+}
+
+static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const known[] = {
+		"cpuSuppress",	"weightFormula",	 "kubeletCpuManagerPolicy",
+		"reservedCpus", "nodeReservedMilliCpu",	 "cpuManagerStatePath",
+		"systemQos",	"cpusetRules",		 "batchResource",
+		"recovery",	"cpuNormalizationRatio", NULL,
+	};
+	static const char *const batch_known[] = { "enable", NULL };
+	struct pctx c = { err, err_len, "strategies" },
+		    cb = { err, err_len, "strategies.batchResource" };
+	json_t *root, *o;
+	int r;
+
+	if (!text || !*text)
+		return 0;
+	root = load_object(text, "strategies", err, err_len);
+	if (!root)
+		return -EINVAL;
+	if ((r = check_keys(&c, root, known)) < 0 || (r = parse_scalars(root, cfg, &c)) < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "cpuSuppress", &o)) > 0)
+		r = parse_suppress(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "cpusetRules", &o)) > 0)
+		r = parse_cpuset_rules(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "systemQos", &o)) > 0)
+		r = parse_system_qos(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "batchResource", &o)) > 0) {
+		r = check_keys(&cb, o, batch_known);
+		if (!r)
+			r = get_bool(&cb, o, "enable", &cfg->batch_resource_enable);
+	}
+out:
+	json_decref(root);
+	return r < 0 ? r : 0;
+}
+
+int slo_config_parse(const char *policy_json, const char *kqos_json, struct slo_config *ret,
+		     char *err, size_t err_len)
+{
+	struct slo_config cfg;
+	char dummy[8];
+	int r;
+
+	if (!err || !err_len) {
+		err = dummy;
+		err_len = sizeof(dummy);
+	}
+	err[0] = '\0';
+	slo_config_init(&cfg);
+	/* nodeSLO first: the kqos suppress policy (weight, idle) overrides koordinator's */
+	r = parse_policy(policy_json, &cfg, err, err_len);
+	if (!r)
+		r = parse_kqos(kqos_json, &cfg, err, err_len);
+	if (r)
+		return r;
+	*ret = cfg;
+	return 0;
+}

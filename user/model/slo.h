@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_MODEL_SLO_H
+#define KQOS_MODEL_SLO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "cgvalue.h"
+#include "cpulist.h"
+
+/*
+ * The enforcement configuration: the koordinator NodeSLO `spec` fields these strategies use
+ * (koordinator.md §5.2) plus kqos's own keys (docs/strategies.md). Defaults are koordinator's:
+ * everything disabled. A plain value: copy with `=`.
+ */
+
+enum suppress_policy {
+	SUPPRESS_CPUSET = 0, /* koordinator default */
+	SUPPRESS_CFS_QUOTA,
+	SUPPRESS_WEIGHT, /* kqos: besteffort cpu.shares (v2 cpu.weight) lowered */
+	SUPPRESS_IDLE, /* kqos: cpu.idle=1 on besteffort */
+};
+
+enum kubelet_cpu_policy {
+	KUBELET_CPU_NONE = 0,
+	KUBELET_CPU_STATIC,
+};
+
+enum slo_recovery {
+	SLO_RECOVERY_RESTORE = 0, /* after a crash, write the journaled originals back */
+	SLO_RECOVERY_ADOPT, /* keep them as originals and carry on enforcing */
+};
+
+#define SLO_PATH_MAX 256
+
+struct slo_config {
+	/* nodeSLO.resourceUsedThresholdWithBE */
+	bool suppress_enable;
+	int suppress_threshold_pct; /* 0..100, default 65 */
+	int suppress_min_pct; /* 0..100, -1 when unset */
+	enum suppress_policy suppress_policy;
+
+	/* strategies.* (kqos) */
+	uint64_t be_shares; /* weight policy: besteffort shares, default 2 */
+	enum cg_weight_formula weight_formula;
+	enum kubelet_cpu_policy kubelet_policy;
+	/* alias of the config's pods.kubeletRoot checkpoint; "" = not given */
+	char cpu_manager_state[SLO_PATH_MAX];
+	struct cpumask reserved_cpus; /* node reservation reservedCPUs */
+	uint64_t node_reserved_milli; /* kubelet reserved (capacity - allocatable) */
+	bool has_system_cpus;
+	struct cpumask system_cpus; /* system-qos-resource cpuset */
+	bool system_exclusive;
+	bool cpuset_rules_enable;
+	bool be_cpu_manager; /* koordinator feature gate BECPUManager */
+	bool unset_cpu_quota; /* quota -1 on bound pods (not --disable-unset-cpu-quota) */
+	bool batch_resource_enable;
+	double cpu_normalization_ratio; /* > 1 divides batch quota; 1 = off */
+	enum slo_recovery recovery;
+};
+
+void slo_config_init(struct slo_config *cfg);
+
+/*
+ * Parse the two JSON texts (either may be NULL or "" = defaults) over the defaults. 0, or
+ * -EINVAL with the offending field named in @err ("nodeSLO.resourceUsedThresholdWithBE.
+ * cpuSuppressThresholdPercent: 140 out of range [0, 100]"); *ret is written only on success.
+ * Unknown nodeSLO fields are ignored (a full koordinator NodeSLO is accepted); unknown kqos
+ * keys are rejected, since they are typos.
+ */
+int slo_config_parse(const char *policy_json, const char *kqos_json, struct slo_config *ret,
+		     char *err, size_t err_len);
+
+const char *suppress_policy_name(enum suppress_policy p);
+
+#endif

@@ -1,0 +1,599 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Snapshot assembly from plain inputs: pure, every file and map is read in collect/. */
+#define _GNU_SOURCE /* asprintf, strndup */
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapbuild.h"
+
+struct owner {
+	const char *path; /* "/kubepods/..." */
+	struct cg_acc *acc;
+};
+
+struct throttle_prev {
+	char *path;
+	__u64 periods, throttled;
+};
+
+struct snapbuild {
+	char hierarchy[16];
+	char mount[PATH_MAX];
+	char pod_source[16];
+	struct pod_list *walk_pods; /* pods made from the walk (cgroup source) */
+	unsigned long walk_pods_gen; /* the rescan walk_pods was built from */
+	bool has_walk_pods;
+	struct cg_cum *cum, *cum_next;
+	size_t ncum, cum_cap;
+	struct throttle_prev *thr;
+	size_t nthr;
+	__u64 stat_busy;
+	bool has_stat;
+	__u64 seq;
+};
+
+/* --- construction ----------------------------------------------------------------------------- */
+
+int snapbuild__new(const struct snapbuild_opts *opts, struct snapbuild **ret)
+{
+	struct snapbuild *sb = calloc(1, sizeof(*sb));
+
+	if (!sb)
+		return -ENOMEM;
+	snprintf(sb->hierarchy, sizeof(sb->hierarchy), "%s", opts->hierarchy ?: "");
+	snprintf(sb->mount, sizeof(sb->mount), "%s", opts->mount ?: "");
+	snprintf(sb->pod_source, sizeof(sb->pod_source), "%s", opts->pod_source ?: "none");
+	*ret = sb;
+	return 0;
+}
+
+static void free_throttle(struct throttle_prev *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].path);
+	free(v);
+}
+
+void snapbuild__free(struct snapbuild *sb)
+{
+	if (!sb)
+		return;
+	pod_list__put(sb->walk_pods);
+	free(sb->cum);
+	free(sb->cum_next);
+	free_throttle(sb->thr, sb->nthr);
+	free(sb);
+}
+
+/* --- cumulative counters per cgroup -------------------------------------------------------- */
+
+static int cum_reserve(struct snapbuild *sb, size_t n)
+{
+	struct cg_cum *a, *b;
+
+	if (n <= sb->cum_cap)
+		return 0;
+	a = realloc(sb->cum, n * sizeof(*a));
+	if (a)
+		sb->cum = a;
+	b = realloc(sb->cum_next, n * sizeof(*b));
+	if (b)
+		sb->cum_next = b;
+	if (!a || !b)
+		return -ENOMEM;
+	sb->cum_cap = n;
+	return 0;
+}
+
+/*
+ * Carry the cumulative table over to this tick's cgroups (both sorted by cgid) and add the
+ * deltas: a cgroup that left the maps leaves the table.
+ */
+static int cum_update(struct snapbuild *sb, const struct snapbuild_input *in)
+{
+	struct cg_cum *t;
+	size_t i = 0;
+
+	if (cum_reserve(sb, in->nr_cgs ? in->nr_cgs : 1))
+		return -ENOMEM;
+	for (size_t k = 0; k < in->nr_cgs; k++) {
+		struct cg_cum *c = &sb->cum_next[k];
+		__u64 id = in->cgs[k].d.cgid;
+
+		while (i < sb->ncum && sb->cum[i].cgid < id)
+			i++;
+		if (i < sb->ncum && sb->cum[i].cgid == id)
+			*c = sb->cum[i];
+		else
+			*c = (struct cg_cum){ .cgid = id };
+		cg_cum_add_delta(c, &in->cgs[k].d);
+	}
+	t = sb->cum;
+	sb->cum = sb->cum_next;
+	sb->cum_next = t;
+	sb->ncum = in->nr_cgs;
+	return 0;
+}
+
+/* --- entities and their cgroups ------------------------------------------------------------ */
+
+static int cmp_owner(const void *a, const void *b)
+{
+	return strcmp(((const struct owner *)a)->path, ((const struct owner *)b)->path);
+}
+
+static struct cg_acc *find_owner(const struct owner *v, size_t n, const char *path)
+{
+	struct owner key = { .path = path };
+	const struct owner *o = bsearch(&key, v, n, sizeof(*v), cmp_owner);
+
+	return o ? o->acc : NULL;
+}
+
+/* The entity owning @path: the deepest registered path that is @path or one of its parents. */
+static struct cg_acc *owner_of(const struct owner *v, size_t n, const char *path)
+{
+	char buf[PATH_MAX];
+	struct cg_acc *a;
+	char *slash;
+
+	snprintf(buf, sizeof(buf), "%s", path);
+	for (;;) {
+		a = find_owner(v, n, buf);
+		if (a)
+			return a;
+		slash = strrchr(buf, '/');
+		if (!slash || slash == buf)
+			return NULL;
+		*slash = '\0';
+	}
+}
+
+/* --- pods from the walk or the source --------------------------------------------------------- */
+
+static enum pod_k8s_qos k8s_of(enum cgwalk_qos q)
+{
+	return q == CGWALK_QOS_GUARANTEED ? POD_K8S_QOS_GUARANTEED :
+	       q == CGWALK_QOS_BURSTABLE  ? POD_K8S_QOS_BURSTABLE :
+					    POD_K8S_QOS_BESTEFFORT;
+}
+
+static int pod_from_walk(const struct cgwalk_pod *w, struct pod *p)
+{
+	memset(p, 0, sizeof(*p));
+	p->uid = strdup(w->uid);
+	p->phase = POD_PHASE_RUNNING;
+	p->is_active = true;
+	p->k8s_qos = k8s_of(w->qos);
+	p->qos = pod_qos_from_k8s(p->k8s_qos);
+	p->prio = pod_prio_from_qos(p->qos);
+	p->containers = calloc(w->nr_containers ? w->nr_containers : 1, sizeof(*p->containers));
+	if (!p->uid || !p->containers)
+		return -ENOMEM;
+	for (size_t i = 0; i < w->nr_containers; i++) {
+		struct pod_container *c = &p->containers[p->nr_containers++];
+
+		c->id = strdup(w->containers[i].id);
+		c->name = strndup(w->containers[i].id, 12);
+		pod_res_init(&c->requests);
+		pod_res_init(&c->limits);
+		if (!c->id || !c->name)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The cgroup source: pods are what the walk found, without names or labels. */
+static struct pod_list *walk_pod_list(struct snapbuild *sb, const struct snapbuild_input *in)
+{
+	struct pod_list *l;
+
+	if (sb->has_walk_pods && sb->walk_pods_gen == in->walk_gen)
+		return sb->walk_pods;
+	l = pod_list__new();
+	if (!l)
+		return sb->walk_pods;
+	l->pods = calloc(in->walk->nr_pods ? in->walk->nr_pods : 1, sizeof(*l->pods));
+	for (size_t i = 0; l->pods && i < in->walk->nr_pods; i++) {
+		if (pod_from_walk(&in->walk->pods[i], &l->pods[l->nr_pods++]))
+			break;
+	}
+	pod_list__put(sb->walk_pods);
+	sb->walk_pods = l;
+	sb->walk_pods_gen = in->walk_gen;
+	sb->has_walk_pods = true;
+	return l;
+}
+
+static struct pod_list *current_pods(struct snapbuild *sb, const struct snapbuild_input *in)
+{
+	if (in->pods)
+		return in->pods;
+	if (in->pods_from_walk && in->walk)
+		return walk_pod_list(sb, in);
+	return NULL;
+}
+
+static char *abs_path(const char *rel)
+{
+	char *p = NULL;
+
+	if (asprintf(&p, "/%s", rel) < 0)
+		return NULL;
+	return p;
+}
+
+static void place_containers(const struct pod *pod, const struct cgwalk_pod *w, struct snap_pod *sp)
+{
+	sp->ctrs = calloc(pod->nr_containers ? pod->nr_containers : 1, sizeof(*sp->ctrs));
+	if (!sp->ctrs)
+		return;
+	for (size_t i = 0; i < pod->nr_containers; i++) {
+		const struct pod_container *c = &pod->containers[i];
+		struct snap_container *sc = &sp->ctrs[sp->nr_ctrs++];
+
+		sc->spec = c;
+		snprintf(sc->name, sizeof(sc->name), "%s", c->name ? c->name : "");
+		snprintf(sc->id, sizeof(sc->id), "%s", c->id ? c->id : "");
+		for (size_t j = 0; w && c->id && j < w->nr_containers; j++)
+			if (!strcmp(w->containers[j].id, c->id))
+				sc->cgroup = abs_path(w->containers[j].path);
+	}
+}
+
+static void place_pod(const struct snapbuild_input *in, const struct pod *pod, struct snap_pod *sp)
+{
+	const struct cgwalk_pod *w = NULL;
+
+	sp->pod = pod;
+	if (pod->is_static) {
+		if (pod->nr_cgroups)
+			sp->cgroup = strdup(pod->cgroups[0]);
+		return;
+	}
+	if (in->walk)
+		w = cgwalk_result__find(in->walk, pod->uid);
+	if (w)
+		sp->cgroup = abs_path(w->path);
+	place_containers(pod, w, sp);
+}
+
+static int cmp_file(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct cg_file_stat *)elem)->path);
+}
+
+static const struct cg_file_stat *file_of(const struct snapbuild_input *in, const char *path)
+{
+	if (!path || !in->nr_files)
+		return NULL;
+	return bsearch(path, in->files, in->nr_files, sizeof(*in->files), cmp_file);
+}
+
+/* --- throttling and cpusets ---------------------------------------------------------------- */
+
+static const struct throttle_prev *thr_find(const struct snapbuild *sb, const char *path)
+{
+	for (size_t i = 0; i < sb->nthr; i++)
+		if (!strcmp(sb->thr[i].path, path))
+			return &sb->thr[i];
+	return NULL;
+}
+
+static void add_files(struct snapbuild *sb, const struct cg_file_stat *f, struct snap_stats *st,
+		      char *cpuset, size_t cpuset_len, struct throttle_prev *next, size_t *nnext)
+{
+	const struct throttle_prev *p;
+
+	if (!f)
+		return;
+	/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top. */
+	snprintf(cpuset, cpuset_len, "%s", f->cpuset);
+	if (!f->has_cpu_stat)
+		return;
+	st->has_throttle = true;
+	st->nr_periods = f->nr_periods;
+	st->nr_throttled = f->nr_throttled;
+	st->throttled_ns = f->throttled_ns;
+	p = thr_find(sb, f->path);
+	if (p && f->nr_periods > p->periods) {
+		__u64 dp = f->nr_periods - p->periods;
+		__u64 dt = f->nr_throttled >= p->throttled ? f->nr_throttled - p->throttled : 0;
+
+		st->throttled_ratio = (double)dt / (double)dp;
+	}
+	next[*nnext] = (struct throttle_prev){ strdup(f->path), f->nr_periods, f->nr_throttled };
+	if (next[*nnext].path)
+		(*nnext)++;
+}
+
+static void throttle_all(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
+{
+	size_t cap = 1, n = 0;
+	struct throttle_prev *next;
+
+	for (size_t i = 0; i < s->nr_pods; i++)
+		cap += 1 + s->pods[i].nr_ctrs;
+	next = calloc(cap, sizeof(*next));
+	if (!next)
+		return;
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		struct snap_pod *p = &s->pods[i];
+
+		add_files(sb, file_of(in, p->cgroup), &p->st, p->cpuset, sizeof(p->cpuset), next,
+			  &n);
+		for (size_t j = 0; j < p->nr_ctrs; j++) {
+			struct snap_container *c = &p->ctrs[j];
+
+			add_files(sb, file_of(in, c->cgroup), &c->st, c->cpuset, sizeof(c->cpuset),
+				  next, &n);
+		}
+	}
+	free_throttle(sb->thr, sb->nthr);
+	sb->thr = next;
+	sb->nthr = n;
+}
+
+/* --- node ------------------------------------------------------------------------------------ */
+
+static void node_cpu(struct snapbuild *sb, const struct snapbuild_input *in, struct snap_node *n)
+{
+	const struct node_stat *ns = &in->node;
+
+	if (!ns->has_cpu)
+		return;
+	if (sb->has_stat && ns->busy_ticks >= sb->stat_busy && in->dt_ns && ns->clk_tck > 0) {
+		n->has_cpu_usage = true;
+		n->cpu_cores_used = (double)(ns->busy_ticks - sb->stat_busy) / (double)ns->clk_tck /
+				    ((double)in->dt_ns / 1e9);
+	}
+	sb->stat_busy = ns->busy_ticks;
+	sb->has_stat = true;
+}
+
+static void node_memory(const struct node_stat *ns, struct snap_node *n)
+{
+	__u64 total = ns->mem_total_kb, avail = ns->mem_available_kb;
+
+	if (!ns->has_memory || !total)
+		return;
+	n->has_memory = true;
+	n->mem_total_bytes = total * 1024;
+	n->mem_used_bytes = (total - (avail < total ? avail : total)) * 1024;
+}
+
+/* The QoS tiers' dirs below the kubepods root, in the naming of the root's cgroup driver. */
+static void kubepods_dirs(const char *kubepods, struct snap_node *n)
+{
+	if (!kubepods || !*kubepods || strlen(kubepods) >= sizeof(n->kubepods))
+		return;
+	snprintf(n->kubepods, sizeof(n->kubepods), "%s", kubepods);
+	if (strstr(n->kubepods, ".slice")) {
+		char stem[128];
+		const char *slash = strrchr(n->kubepods, '/');
+		const char *base = slash ? slash + 1 : n->kubepods;
+
+		snprintf(stem, sizeof(stem), "%.*s", (int)(strlen(base) - 6), base);
+		snprintf(n->burstable, sizeof(n->burstable), "%s/%s-burstable.slice", n->kubepods,
+			 stem);
+		snprintf(n->besteffort, sizeof(n->besteffort), "%s/%s-besteffort.slice",
+			 n->kubepods, stem);
+	} else {
+		snprintf(n->burstable, sizeof(n->burstable), "%s/burstable", n->kubepods);
+		snprintf(n->besteffort, sizeof(n->besteffort), "%s/besteffort", n->kubepods);
+	}
+}
+
+static void build_node(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
+{
+	struct snap_node *n = &s->node;
+
+	n->topo = in->topo;
+	n->nr_cpus = in->topo ? (unsigned int)in->topo->nr_cpus : in->nr_online;
+	n->cpumgr = cpumgr_state__ref(in->cpumgr);
+	node_cpu(sb, in, n);
+	node_memory(&in->node, n);
+	kubepods_dirs(in->kubepods, n);
+}
+
+/* --- assembling ------------------------------------------------------------------------------ */
+
+static void add_owner(struct owner *v, size_t *n, const char *path, struct cg_acc *a)
+{
+	if (path)
+		v[(*n)++] = (struct owner){ .path = path, .acc = a };
+}
+
+struct build_ctx {
+	struct owner *owners;
+	size_t nowners;
+	struct cg_acc *pod_acc; /* one per pod */
+	struct cg_acc *ctr_acc; /* one per container slot, pods' containers back to back */
+	size_t *ctr_base; /* index of pod i's first container in ctr_acc */
+};
+
+static int index_entities(struct snapshot *s, struct build_ctx *b)
+{
+	size_t nctr = 0, cap = 1;
+
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		nctr += s->pods[i].nr_ctrs;
+		cap += 1 + s->pods[i].nr_ctrs + s->pods[i].pod->nr_cgroups;
+	}
+	b->owners = calloc(cap, sizeof(*b->owners));
+	b->pod_acc = calloc(s->nr_pods + 1, sizeof(*b->pod_acc));
+	b->ctr_acc = calloc(nctr + 1, sizeof(*b->ctr_acc));
+	b->ctr_base = calloc(s->nr_pods + 1, sizeof(*b->ctr_base));
+	if (!b->owners || !b->pod_acc || !b->ctr_acc || !b->ctr_base)
+		return -ENOMEM;
+	nctr = 0;
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		const struct snap_pod *p = &s->pods[i];
+
+		b->ctr_base[i] = nctr;
+		if (p->pod->is_static)
+			for (size_t k = 0; k < p->pod->nr_cgroups; k++)
+				add_owner(b->owners, &b->nowners, p->pod->cgroups[k],
+					  &b->pod_acc[i]);
+		else
+			add_owner(b->owners, &b->nowners, p->cgroup, &b->pod_acc[i]);
+		for (size_t j = 0; j < p->nr_ctrs; j++, nctr++)
+			add_owner(b->owners, &b->nowners, p->ctrs[j].cgroup, &b->ctr_acc[nctr]);
+	}
+	qsort(b->owners, b->nowners, sizeof(*b->owners), cmp_owner);
+	return 0;
+}
+
+static void free_ctx(struct build_ctx *b)
+{
+	free(b->owners);
+	free(b->pod_acc);
+	free(b->ctr_acc);
+	free(b->ctr_base);
+}
+
+/* A container's cgroups count for its pod too. */
+static void fold_containers(struct snapshot *s, struct build_ctx *b, size_t i)
+{
+	for (size_t j = 0; j < s->pods[i].nr_ctrs; j++) {
+		const struct cg_acc *c = &b->ctr_acc[b->ctr_base[i] + j];
+
+		if (c->any)
+			cg_acc_add(&b->pod_acc[i], &c->i, &c->c);
+	}
+}
+
+static void entity_stats(const struct snapshot *s, const struct cg_acc *a, __u64 dt,
+			 struct snap_stats *st)
+{
+	sample_stats(a, dt, s->pmu, s->pmu_n, st);
+}
+
+static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d,
+		     const struct cg_cum *c, __u64 dt)
+{
+	struct cg_acc one = { 0 };
+	struct snap_other *o;
+
+	if (s->nr_others == cap)
+		return 0;
+	o = &s->others[s->nr_others];
+	o->cgroup = strdup(d->path);
+	if (!o->cgroup)
+		return -ENOMEM;
+	o->cgid = d->d.cgid;
+	cg_acc_add(&one, d, c);
+	entity_stats(s, &one, dt, &o->st);
+	s->nr_others++;
+	return 0;
+}
+
+/* Charge each cgroup the collector knows to its owner, or list it as an "other" if it ran. */
+static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s,
+		       struct build_ctx *b)
+{
+	s->others = calloc(in->nr_cgs + 1, sizeof(*s->others));
+	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
+	for (size_t k = 0; k < in->nr_cgs; k++) {
+		const struct cg_delta *d = &in->cgs[k];
+		struct cg_acc *a;
+
+		if (!d->path)
+			continue;
+		a = owner_of(b->owners, b->nowners, d->path);
+		if (a)
+			cg_acc_add(a, d, &sb->cum[k]);
+		else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in))
+			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
+	}
+}
+
+static void finish_entities(struct snapshot *s, struct build_ctx *b, __u64 dt)
+{
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		struct snap_pod *p = &s->pods[i];
+
+		for (size_t j = 0; j < p->nr_ctrs; j++)
+			entity_stats(s, &b->ctr_acc[b->ctr_base[i] + j], dt, &p->ctrs[j].st);
+		fold_containers(s, b, i);
+		entity_stats(s, &b->pod_acc[i], dt, &p->st);
+		s->classes[p->pod->qos].pods++;
+		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;
+	}
+}
+
+static __u64 cgid_of(const struct snapbuild_input *in, const char *path)
+{
+	const struct cg_file_stat *f = file_of(in, path);
+
+	return f ? f->cgid : 0;
+}
+
+static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
+{
+	struct pod_list *l = current_pods(sb, in);
+
+	if (!l)
+		return 0;
+	s->pods_list = pod_list__ref(l);
+	s->pods = calloc(l->nr_pods ? l->nr_pods : 1, sizeof(*s->pods));
+	if (!s->pods)
+		return -ENOMEM;
+	for (size_t i = 0; i < l->nr_pods; i++) {
+		struct snap_pod *sp = &s->pods[s->nr_pods++];
+
+		place_pod(in, &l->pods[i], sp);
+		sp->cgid = cgid_of(in, sp->cgroup);
+		for (size_t j = 0; j < sp->nr_ctrs; j++)
+			sp->ctrs[j].cgid = cgid_of(in, sp->ctrs[j].cgroup);
+	}
+	return 0;
+}
+
+static void fill_meta(struct snapbuild *sb, struct snapbuild_input *in, struct snapshot *s)
+{
+	s->seq = ++sb->seq;
+	s->mono_ns = in->mono_ns;
+	s->wall_ns = in->wall_ns;
+	s->interval_s = in->dt_ns / 1e9;
+	snprintf(s->hierarchy, sizeof(s->hierarchy), "%s", sb->hierarchy);
+	snprintf(s->mount, sizeof(s->mount), "%s", sb->mount);
+	snprintf(s->pod_source, sizeof(s->pod_source), "%s", sb->pod_source);
+	s->pods_stale = in->pods_stale;
+	s->dropped_switches = in->dropped;
+	s->pmu_n = in->pmu_n < KQOS_PMU_MAX ? in->pmu_n : KQOS_PMU_MAX;
+	for (int i = 0; i < s->pmu_n; i++)
+		s->pmu[i] = in->pmu[i];
+	s->rdt_enabled = in->rdt_enabled;
+	s->rdt = in->rdt;
+	s->nr_rdt = in->nr_rdt;
+	in->rdt = NULL;
+	in->nr_rdt = 0;
+}
+
+struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *in)
+{
+	struct snapshot *s = snapshot__new();
+	struct build_ctx b = { 0 };
+
+	if (!s) {
+		free(in->rdt);
+		in->rdt = NULL;
+		return NULL;
+	}
+	fill_meta(sb, in, s);
+	build_node(sb, in, s);
+	if (cum_update(sb, in) || build_pods(sb, in, s) || index_entities(s, &b)) {
+		free_ctx(&b);
+		snapshot__put(s);
+		return NULL;
+	}
+	distribute(sb, in, s, &b);
+	finish_entities(s, &b, in->dt_ns);
+	free_ctx(&b);
+	throttle_all(sb, in, s);
+	return s;
+}

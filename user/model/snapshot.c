@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapshot.h"
+
+struct snapshot *snapshot__new(void)
+{
+	struct snapshot *s = calloc(1, sizeof(*s));
+
+	if (s)
+		s->refs = 1;
+	return s;
+}
+
+struct snapshot *snapshot__ref(struct snapshot *s)
+{
+	if (s)
+		s->refs++;
+	return s;
+}
+
+static void free_pod(struct snap_pod *p)
+{
+	for (size_t i = 0; i < p->nr_ctrs; i++)
+		free(p->ctrs[i].cgroup);
+	free(p->ctrs);
+	free(p->cgroup);
+}
+
+void snapshot__put(struct snapshot *s)
+{
+	if (!s || --s->refs)
+		return;
+	for (size_t i = 0; i < s->nr_pods; i++)
+		free_pod(&s->pods[i]);
+	free(s->pods);
+	for (size_t i = 0; i < s->nr_others; i++)
+		free(s->others[i].cgroup);
+	free(s->others);
+	free(s->rdt);
+	pod_list__put(s->pods_list);
+	cpumgr_state__put(s->node.cpumgr);
+	free(s);
+}
+
+const struct snap_pod *snapshot__pod(const struct snapshot *s, const char *uid)
+{
+	for (size_t i = 0; i < s->nr_pods; i++)
+		if (s->pods[i].pod && !strcmp(s->pods[i].pod->uid, uid))
+			return &s->pods[i];
+	return NULL;
+}

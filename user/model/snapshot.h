@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_MODEL_SNAPSHOT_H
+#define KQOS_MODEL_SNAPSHOT_H
+
+#include <stdbool.h>
+#include <limits.h>
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "counters.h"
+#include "pod.h"
+#include "topology.h"
+
+/*
+ * What kqos knows about the node at one tick: node, pods (or bare-metal groups), containers,
+ * and per-entity rates from the BPF collector, the cgroup stat files and resctrl monitoring.
+ * Built once per tick by snapbuild.c from plain inputs and never changed afterwards: strategies
+ * and exporters read only this. What enforcement did in the tick (struct snap_enforce) is
+ * published beside it, not in it. The JSON shape (kqosd --once --format json, the socket) is
+ * documented in docs/snapshot.md.
+ *
+ * Lifetime: reference counted (snapshot__ref/snapshot__put). Strings and pod data are owned
+ * by the snapshot or by the pod list and checkpoint it holds references to; the topology is the
+ * agent's and outlives every snapshot.
+ */
+
+/* Cumulative run-queue wait histogram for export: bucket i holds waits < 2^(10+i) ns. */
+#define SNAP_RQ_BUCKETS	  24
+#define SNAP_RQ_FIRST_LOG 10 /* 2^10 ns = 1.024 us; the last bound 2^33 ns = 8.6 s */
+
+/* Rates and counters of one entity (a cgroup with all its descendants). */
+struct snap_stats {
+	/* BPF collector: absent (has_cpu false) when no cgroup of the entity ran yet */
+	bool has_cpu;
+	double cpu_cores; /* over the interval */
+	double runs_per_s;
+	__u64 rq_waits; /* waits that ended in the interval */
+	double rq_wait_mean_ns;
+	__u64 rq_p50_ns, rq_p99_ns, rq_max_ns;
+	/* counters since the collector first saw the cgroups (for Prometheus) */
+	__u64 cpu_ns_total;
+	__u64 rq_wait_ns_total;
+	__u64 rq_waits_total;
+	__u64 rq_hist_total[SNAP_RQ_BUCKETS]; /* cumulative in le order; +Inf = rq_waits_total */
+
+	/* cpu.stat of the entity's own cgroup (hierarchical in the kernel) */
+	bool has_throttle;
+	__u64 nr_periods, nr_throttled, throttled_ns; /* counters */
+	double throttled_ratio; /* delta nr_throttled / delta nr_periods, 0 when no periods */
+
+	/* PMU, index = snapshot->pmu[] index; absent when the host counts no event */
+	int pmu_n;
+	double pmu_per_s[KQOS_PMU_MAX];
+	double pmu_running_ratio[KQOS_PMU_MAX];
+	__u64 pmu_total[KQOS_PMU_MAX];
+	bool has_cpi, has_mpki;
+	double cpi, llc_mpki;
+};
+
+struct snap_container {
+	const struct pod_container *spec; /* borrowed from the pod list; NULL for walk-only */
+	char name[64]; /* spec name, or the id's first 12 chars when unknown */
+	char id[POD_CTR_ID_MAX];
+	char *cgroup; /* relative to the hierarchy mount, "/..."; NULL when not found */
+	__u64 cgid;
+	char cpuset[128]; /* effective CPUs of the cgroup, "" when unknown */
+	struct snap_stats st;
+};
+
+struct snap_pod {
+	const struct pod *pod; /* borrowed from snapshot->pods_list */
+	char *cgroup; /* NULL when the pod has no cgroup on this node (yet) */
+	__u64 cgid;
+	char cpuset[128]; /* effective CPUs of the pod cgroup, "" when unknown */
+	struct snap_stats st;
+	struct snap_container *ctrs;
+	size_t nr_ctrs;
+};
+
+/* Per koordinator class (defaulted class, enum pod_qos index). */
+struct snap_class {
+	unsigned int pods;
+	double cpu_cores;
+};
+
+struct snap_node {
+	const struct topology *topo; /* the agent's; NULL when sysfs could not be read */
+	unsigned int nr_cpus; /* online */
+	bool has_cpu_usage;
+	double cpu_cores_used; /* /proc/stat user+nice+system+irq+softirq, koordinator's formula */
+	bool has_memory;
+	__u64 mem_total_bytes;
+	__u64 mem_used_bytes; /* MemTotal - MemAvailable */
+	/* kubelet's CPU manager checkpoint (a reference); NULL when absent */
+	struct cpumgr_state *cpumgr;
+	/* the Kubernetes QoS parent dirs, relative to the mount; "" when there is no kubepods */
+	char kubepods[128];
+	char besteffort[320];
+	char burstable[320];
+};
+
+/* resctrl monitoring of one group (class group kqos-LSR/LS/BE or a pod group), per L3 domain. */
+#define SNAP_RDT_DOMAINS 16
+struct snap_rdt_group {
+	char name[64]; /* directory name under the resctrl root, e.g. "kqos-BE" */
+	char class_name[16]; /* "LSR", "LS", "BE", or "" for a pod group */
+	char pod_uid[POD_UID_MAX]; /* pod groups only */
+	char schemata[256]; /* current schemata, lines joined with ';' */
+	unsigned int nr_domains;
+	__u32 cache_id[SNAP_RDT_DOMAINS];
+	bool has_llc[SNAP_RDT_DOMAINS]; /* false for Unavailable/Error/Unassigned or no CMT */
+	__u64 llc_bytes[SNAP_RDT_DOMAINS];
+	bool has_mbm_total[SNAP_RDT_DOMAINS];
+	__u64 mbm_total_bytes[SNAP_RDT_DOMAINS]; /* counter as read */
+	double mbm_total_bps[SNAP_RDT_DOMAINS]; /* rate since the previous read */
+	bool has_mbm_total_bps[SNAP_RDT_DOMAINS]; /* false: first read, reset or no value */
+	bool has_mbm_local[SNAP_RDT_DOMAINS];
+	__u64 mbm_local_bytes[SNAP_RDT_DOMAINS];
+	double mbm_local_bps[SNAP_RDT_DOMAINS];
+	bool has_mbm_local_bps[SNAP_RDT_DOMAINS];
+};
+
+/* Enforcement state and what the actuator did in a tick: published beside the snapshot. */
+#define SNAP_ACTION_KINDS 64
+#define SNAP_RECENT	  16
+struct snap_action_count {
+	char strategy[24];
+	char knob[16]; /* "cpuset", "cfs_quota", "shares", "idle", "memory_max", "schemata", ... */
+	char result[16]; /* "ok", "skipped", "error", "dry_run" */
+	__u64 count; /* since start */
+};
+
+struct snap_action {
+	__u64 wall_ns;
+	char strategy[24];
+	char cgroup[128];
+	char knob[16];
+	char value[64];
+	char result[16];
+	char why[96];
+};
+
+struct snap_enforce {
+	bool enabled; /* some strategy is on */
+	bool dry_run;
+	bool has_be_cpus; /* cpu_suppress cpuset policy: the BE cpuset */
+	struct cpumask be_cpus;
+	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
+	int64_t be_quota_us;
+	__u64 write_errors;
+	size_t nr_counts;
+	struct snap_action_count counts[SNAP_ACTION_KINDS];
+	size_t nr_recent; /* newest first */
+	struct snap_action recent[SNAP_RECENT];
+};
+
+struct snapshot {
+	unsigned int refs;
+	__u64 seq; /* 1, 2, ... per agent run */
+	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
+	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
+	double interval_s;
+	char hierarchy[16]; /* "v1-cpu" | "v2" */
+	char mount[PATH_MAX];
+
+	char pod_source[16]; /* "kubelet" | "file" | "static" | "cgroup" | "none" */
+	bool pods_stale; /* the source failed; pods are its last good list */
+	struct pod_list *pods_list; /* a reference; NULL when there is no pod source */
+
+	struct snap_node node;
+	struct snap_pod *pods;
+	size_t nr_pods;
+	struct snap_class classes[POD_QOS_SYSTEM + 1];
+
+	/* cgroups that ran but belong to no pod (system services, the root) */
+	struct snap_other {
+		char *cgroup;
+		__u64 cgid;
+		struct snap_stats st;
+	} * others;
+	size_t nr_others;
+
+	int pmu_n;
+	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
+	unsigned long long dropped_switches;
+
+	bool rdt_enabled; /* resctrl mounted and usable */
+	struct snap_rdt_group *rdt;
+	size_t nr_rdt;
+};
+
+struct snapshot *snapshot__new(void);
+struct snapshot *snapshot__ref(struct snapshot *s);
+/* Drop a reference; frees on the last. NULL-safe. */
+void snapshot__put(struct snapshot *s);
+
+/* Borrowed lookup by pod UID; NULL when absent. */
+const struct snap_pod *snapshot__pod(const struct snapshot *s, const char *uid);
+
+#endif
