@@ -174,8 +174,9 @@ static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_s
 }
 
 /*
- * Read event @i on this CPU and charge what it counted since the previous switch to @s (the
- * cgroup of the task that was running; NULL for the idle task, which only moves the baseline).
+ * The current reading of event @i on this CPU into @cur: with enabled/running times only for
+ * events that multiplex (hardware), since each time read costs a clock read in the kernel.
+ * -1 when this CPU has no fd for the event.
  */
 static __always_inline int pmu_read(void *map, __u32 i, struct kqos_pmu_reading *cur)
 {

@@ -34,47 +34,6 @@ void resctrl_pr_debug(const char *fmt, ...)
 	va_end(ap);
 }
 
-static const char *const res_names[RESCTRL_RES_MAX] = {
-	[RESCTRL_RES_L3] = "L3", [RESCTRL_RES_L3CODE] = "L3CODE", [RESCTRL_RES_L3DATA] = "L3DATA",
-	[RESCTRL_RES_L2] = "L2", [RESCTRL_RES_L2CODE] = "L2CODE", [RESCTRL_RES_L2DATA] = "L2DATA",
-	[RESCTRL_RES_MB] = "MB", [RESCTRL_RES_SMBA] = "SMBA",
-};
-
-static const char *const ev_names[RESCTRL_EV_MAX] = {
-	[RESCTRL_EV_LLC_OCCUPANCY] = "llc_occupancy",
-	[RESCTRL_EV_MBM_TOTAL] = "mbm_total_bytes",
-	[RESCTRL_EV_MBM_LOCAL] = "mbm_local_bytes",
-};
-
-const char *resctrl_res_name(enum resctrl_res res)
-{
-	return res < RESCTRL_RES_MAX ? res_names[res] : "?";
-}
-
-const char *resctrl_event_name(enum resctrl_event ev)
-{
-	return ev < RESCTRL_EV_MAX ? ev_names[ev] : "?";
-}
-
-int resctrl_res_from_name(const char *name, size_t len, enum resctrl_res *ret)
-{
-	int i;
-
-	while (len && (*name == ' ' || *name == '\t')) {
-		name++;
-		len--;
-	}
-	while (len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
-		len--;
-	for (i = 0; i < RESCTRL_RES_MAX; i++) {
-		if (strlen(res_names[i]) == len && !strncmp(res_names[i], name, len)) {
-			*ret = i;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 int resctrl_read_at(int dirfd, const char *path, char *buf, size_t len)
 {
 	size_t off = 0;
@@ -172,32 +131,32 @@ static void read_res_info(int fd, enum resctrl_res res, struct resctrl_res_info 
 	uint64_t v;
 
 	memset(ri, 0, sizeof(*ri));
-	snprintf(path, sizeof(path), "info/%s/num_closids", res_names[res]);
+	snprintf(path, sizeof(path), "info/%s/num_closids", resctrl_res_name(res));
 	if (resctrl_read_u64_at(fd, path, 10, &v))
 		return;
 	ri->is_present = true;
 	ri->num_closids = v;
 	ri->is_cache = res != RESCTRL_RES_MB && res != RESCTRL_RES_SMBA;
 	if (ri->is_cache) {
-		snprintf(path, sizeof(path), "info/%s/cbm_mask", res_names[res]);
+		snprintf(path, sizeof(path), "info/%s/cbm_mask", resctrl_res_name(res));
 		if (!resctrl_read_u64_at(fd, path, 16, &v))
 			ri->cbm_mask = v;
 		ri->cbm_len = bit_len(ri->cbm_mask);
-		snprintf(path, sizeof(path), "info/%s/min_cbm_bits", res_names[res]);
+		snprintf(path, sizeof(path), "info/%s/min_cbm_bits", resctrl_res_name(res));
 		ri->min_cbm_bits = resctrl_read_u64_at(fd, path, 10, &v) ? 1 : v;
-		snprintf(path, sizeof(path), "info/%s/shareable_bits", res_names[res]);
+		snprintf(path, sizeof(path), "info/%s/shareable_bits", resctrl_res_name(res));
 		if (!resctrl_read_u64_at(fd, path, 16, &v))
 			ri->shareable_bits = v;
-		snprintf(path, sizeof(path), "info/%s/sparse_masks", res_names[res]);
+		snprintf(path, sizeof(path), "info/%s/sparse_masks", resctrl_res_name(res));
 		ri->is_sparse = !resctrl_read_u64_at(fd, path, 10, &v) && v;
 		return;
 	}
 	/* a missing min_bandwidth/bandwidth_gran reads as AMD's 0 and 1 */
-	snprintf(path, sizeof(path), "info/%s/min_bandwidth", res_names[res]);
+	snprintf(path, sizeof(path), "info/%s/min_bandwidth", resctrl_res_name(res));
 	ri->min_bw = resctrl_read_u64_at(fd, path, 10, &v) ? 0 : v;
-	snprintf(path, sizeof(path), "info/%s/bandwidth_gran", res_names[res]);
+	snprintf(path, sizeof(path), "info/%s/bandwidth_gran", resctrl_res_name(res));
 	ri->bw_gran = resctrl_read_u64_at(fd, path, 10, &v) || !v ? 1 : v;
-	snprintf(path, sizeof(path), "info/%s/delay_linear", res_names[res]);
+	snprintf(path, sizeof(path), "info/%s/delay_linear", resctrl_res_name(res));
 	ri->is_delay_linear = !resctrl_read_u64_at(fd, path, 10, &v) && v;
 }
 
@@ -212,7 +171,7 @@ static void read_mon_info(int fd, struct resctrl_caps *caps)
 	caps->has_mon = true;
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
 		for (i = 0; i < RESCTRL_EV_MAX; i++)
-			if (!strcmp(line, ev_names[i]))
+			if (!strcmp(line, resctrl_event_name(i)))
 				caps->has_event[i] = true;
 	if (!resctrl_read_u64_at(fd, "info/L3_MON/num_rmids", 10, &v))
 		caps->num_rmids = v;

@@ -167,7 +167,6 @@ struct resctrl_schemata {
  * ("MB:1=  16"), a trailing ';'. Unknown resources are skipped. -EINVAL on malformed input.
  */
 int resctrl_schemata_parse(const char *buf, struct resctrl_schemata *ret);
-int resctrl_schemata_parse_file(FILE *f, struct resctrl_schemata *ret);
 
 /*
  * Format the lines of want whose values differ from cur (cur NULL = every line of want). Every
@@ -175,8 +174,6 @@ int resctrl_schemata_parse_file(FILE *f, struct resctrl_schemata *ret);
  */
 int resctrl_schemata_format(const struct resctrl_schemata *want, const struct resctrl_schemata *cur,
 			    char *buf, size_t len);
-int resctrl_schemata_format_file(FILE *f, const struct resctrl_schemata *want,
-				 const struct resctrl_schemata *cur);
 
 /* Value lookup; -ENOENT if the resource or id is absent. */
 int resctrl_sline_get(const struct resctrl_sline *l, unsigned int id, uint64_t *ret);

@@ -198,3 +198,48 @@ int resctrl_tasks_add(struct resctrl *r, const char *ctrl, const char *mon, cons
 	}
 	return ret->first_err;
 }
+
+/* --- schemata files: the pure text of resctrl_schemata.c read and written here --- */
+
+int resctrl_schemata_read(struct resctrl *r, const char *ctrl, struct resctrl_schemata *ret)
+{
+	char path[PATH_MAX], buf[8192];
+	int err;
+
+	err = resctrl_group_path(ctrl, NULL, "schemata", path, sizeof(path));
+	if (err)
+		return err;
+	err = resctrl_read_at(r->root_fd, path, buf, sizeof(buf));
+	if (err < 0)
+		return err;
+	return resctrl_schemata_parse(buf, ret);
+}
+
+int resctrl_schemata_write(struct resctrl *r, const char *ctrl, const struct resctrl_schemata *want)
+{
+	struct resctrl_schemata norm = *want, cur;
+	char path[PATH_MAX], buf[8192];
+	unsigned int i;
+	int res, n, err;
+
+	r->last_status[0] = '\0';
+	err = resctrl_schemata_validate(&r->caps, want, r->last_status, sizeof(r->last_status));
+	if (err)
+		return err;
+	/* compare what the kernel will store, or a rounded MB value is rewritten every tick */
+	for (res = RESCTRL_RES_MB; res <= RESCTRL_RES_SMBA; res++)
+		for (i = 0; i < norm.res[res].nr; i++)
+			resctrl_check_mb(&r->caps.res[res], norm.res[res].vals[i],
+					 &norm.res[res].vals[i], NULL, 0);
+	err = resctrl_schemata_read(r, ctrl, &cur);
+	if (err)
+		return err;
+	n = resctrl_schemata_format(&norm, &cur, buf, sizeof(buf));
+	if (n <= 0)
+		return n;
+	err = resctrl_group_path(ctrl, NULL, "schemata", path, sizeof(path));
+	if (err)
+		return err;
+	err = resctrl_do_write(r, path, buf, n);
+	return err ? err : 1;
+}

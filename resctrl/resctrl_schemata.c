@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+/* Schemata as data: parse, format, validate and the CBM/MB formulas, from and into buffers. */
 /* schemata: pure parse/format/validate, the koordinator percent formulas, and the I/O wrappers. */
 #include <ctype.h>
 #include <errno.h>
@@ -6,7 +7,49 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "resctrl_internal.h"
+#include "resctrl.h"
+
+/* Names of resources and events, as the kernel spells them. */
+static const char *const res_names[RESCTRL_RES_MAX] = {
+	[RESCTRL_RES_L3] = "L3", [RESCTRL_RES_L3CODE] = "L3CODE", [RESCTRL_RES_L3DATA] = "L3DATA",
+	[RESCTRL_RES_L2] = "L2", [RESCTRL_RES_L2CODE] = "L2CODE", [RESCTRL_RES_L2DATA] = "L2DATA",
+	[RESCTRL_RES_MB] = "MB", [RESCTRL_RES_SMBA] = "SMBA",
+};
+
+static const char *const ev_names[RESCTRL_EV_MAX] = {
+	[RESCTRL_EV_LLC_OCCUPANCY] = "llc_occupancy",
+	[RESCTRL_EV_MBM_TOTAL] = "mbm_total_bytes",
+	[RESCTRL_EV_MBM_LOCAL] = "mbm_local_bytes",
+};
+
+const char *resctrl_res_name(enum resctrl_res res)
+{
+	return res < RESCTRL_RES_MAX ? res_names[res] : "?";
+}
+
+const char *resctrl_event_name(enum resctrl_event ev)
+{
+	return ev < RESCTRL_EV_MAX ? ev_names[ev] : "?";
+}
+
+int resctrl_res_from_name(const char *name, size_t len, enum resctrl_res *ret)
+{
+	int i;
+
+	while (len && (*name == ' ' || *name == '\t')) {
+		name++;
+		len--;
+	}
+	while (len && (name[len - 1] == ' ' || name[len - 1] == '\t'))
+		len--;
+	for (i = 0; i < RESCTRL_RES_MAX; i++) {
+		if (strlen(res_names[i]) == len && !strncmp(res_names[i], name, len)) {
+			*ret = i;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
 
 static const char *skip_ws(const char *p, const char *end)
 {
@@ -82,11 +125,9 @@ static int parse_line(const char *p, const char *end, struct resctrl_schemata *s
 
 	if (!colon)
 		return -EINVAL;
-	if (resctrl_res_from_name(p, colon - p, &res)) {
-		resctrl_pr_debug("resctrl: schemata: skipping unknown line '%.*s'\n",
-				 (int)(end - p), p);
+	/* a resource this library does not know (a newer kernel's) is none of its business */
+	if (resctrl_res_from_name(p, colon - p, &res))
 		return 0;
-	}
 	l = &s->res[res];
 	if (l->nr)
 		return -EINVAL;
@@ -126,20 +167,6 @@ int resctrl_schemata_parse(const char *buf, struct resctrl_schemata *ret)
 		p = nl ? nl + 1 : end;
 	}
 	return 0;
-}
-
-int resctrl_schemata_parse_file(FILE *f, struct resctrl_schemata *ret)
-{
-	char buf[8192];
-	size_t n;
-
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	if (ferror(f))
-		return -EIO;
-	if (!feof(f))
-		return -E2BIG;
-	buf[n] = '\0';
-	return resctrl_schemata_parse(buf, ret);
 }
 
 static bool line_differs(const struct resctrl_sline *want, const struct resctrl_sline *cur)
@@ -188,18 +215,6 @@ int resctrl_schemata_format(const struct resctrl_schemata *want, const struct re
 		buf[off] = '\0';
 	}
 	return off;
-}
-
-int resctrl_schemata_format_file(FILE *f, const struct resctrl_schemata *want,
-				 const struct resctrl_schemata *cur)
-{
-	char buf[8192];
-	int n;
-
-	n = resctrl_schemata_format(want, cur, buf, sizeof(buf));
-	if (n <= 0)
-		return n;
-	return fwrite(buf, 1, n, f) == (size_t)n ? n : -EIO;
 }
 
 static void set_msg(char *msg, size_t len, const char *fmt, ...)
@@ -361,47 +376,4 @@ int resctrl_schemata_set_all(struct resctrl_schemata *s, const struct resctrl_ca
 			return err;
 	}
 	return 0;
-}
-
-int resctrl_schemata_read(struct resctrl *r, const char *ctrl, struct resctrl_schemata *ret)
-{
-	char path[PATH_MAX], buf[8192];
-	int err;
-
-	err = resctrl_group_path(ctrl, NULL, "schemata", path, sizeof(path));
-	if (err)
-		return err;
-	err = resctrl_read_at(r->root_fd, path, buf, sizeof(buf));
-	if (err < 0)
-		return err;
-	return resctrl_schemata_parse(buf, ret);
-}
-
-int resctrl_schemata_write(struct resctrl *r, const char *ctrl, const struct resctrl_schemata *want)
-{
-	struct resctrl_schemata norm = *want, cur;
-	char path[PATH_MAX], buf[8192];
-	unsigned int i;
-	int res, n, err;
-
-	r->last_status[0] = '\0';
-	err = resctrl_schemata_validate(&r->caps, want, r->last_status, sizeof(r->last_status));
-	if (err)
-		return err;
-	/* compare what the kernel will store, or a rounded MB value is rewritten every tick */
-	for (res = RESCTRL_RES_MB; res <= RESCTRL_RES_SMBA; res++)
-		for (i = 0; i < norm.res[res].nr; i++)
-			resctrl_check_mb(&r->caps.res[res], norm.res[res].vals[i],
-					 &norm.res[res].vals[i], NULL, 0);
-	err = resctrl_schemata_read(r, ctrl, &cur);
-	if (err)
-		return err;
-	n = resctrl_schemata_format(&norm, &cur, buf, sizeof(buf));
-	if (n <= 0)
-		return n;
-	err = resctrl_group_path(ctrl, NULL, "schemata", path, sizeof(path));
-	if (err)
-		return err;
-	err = resctrl_do_write(r, path, buf, n);
-	return err ? err : 1;
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0
-# make style: clang-format (kernel style, 100 columns) over our C, shellcheck over our scripts.
+# make style: clang-format (kernel style, 100 columns) over our C, shellcheck over our scripts,
+# and the layering rules the include paths cannot enforce (check-layers.sh).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 1
 rc=0
@@ -19,5 +20,6 @@ if command -v shellcheck >/dev/null; then
 else
 	echo "style: shellcheck not installed, skipped" >&2
 fi
+scripts/check-layers.sh || rc=1
 [ $rc -eq 0 ] && echo "style: clean (${#files[@]} C files)"
 exit $rc

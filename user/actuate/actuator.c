@@ -11,23 +11,11 @@
 #include <unistd.h>
 
 #include "actuator.h"
+#include "journal.h"
+#include "knob.h"
 #include "log.h"
 
-#define JOURNAL_NAME   "journal"
-#define JOURNAL_HEADER "# kqos journal v1: knob<TAB>cgroup<TAB>original value\n"
-#define RESTORE_WHO    "restore"
-
-/* A knob's value as read from the files; shares keep the raw stored unit (v2 weight). */
-struct cur_value {
-	struct plan_value v;
-	struct cg_cpu_weight w;
-};
-
-struct jent {
-	char cgroup[PLAN_CGROUP_MAX];
-	enum plan_knob knob;
-	struct cur_value orig;
-};
+#define RESTORE_WHO "restore"
 
 /* One knob to change in this pass. */
 struct item {
@@ -36,8 +24,8 @@ struct item {
 	const char *strategy;
 	const char *why;
 	struct plan_value want; /* plan items */
-	const struct cur_value *orig; /* restore items: write this raw value back */
-	struct cur_value cur;
+	const struct knob_value *orig; /* restore items: write this raw value back */
+	struct knob_value cur;
 	unsigned int depth;
 	int result; /* 1 written, 0 equal, -errno */
 };
@@ -50,12 +38,9 @@ struct item {
 
 struct actuator {
 	struct cgroupfs *cg;
-	char dir[PATH_MAX];
-	char path[PATH_MAX];
 	bool dry_run;
 	enum cg_weight_formula formula;
-	struct jent *j;
-	size_t nj, capj;
+	struct journal jr;
 	struct snap_action_count counts[SNAP_ACTION_KINDS];
 	size_t nr_counts;
 	uint64_t write_errors;
@@ -139,94 +124,36 @@ void actuator__fill(const struct actuator *a, struct snap_enforce *ret)
 
 /* --- reading and writing one knob --------------------------------------------------------- */
 
-static int read_cur(struct actuator *a, const char *cg, enum plan_knob knob, struct cur_value *c)
+static int read_cur(struct actuator *a, const char *cg, enum plan_knob knob, struct knob_value *c)
 {
-	struct cg_cpu_max m;
-	int err;
-
 	memset(c, 0, sizeof(*c));
-	switch (knob) {
-	case PLAN_KNOB_CPUSET:
-		return cgroupfs__read_cpuset(a->cg, CG_KNOB_CPUSET_CPUS, cg, &c->v.cpus);
-	case PLAN_KNOB_CFS_QUOTA:
-		err = cgroupfs__read_cpu_max(a->cg, cg, &m);
-		c->v.quota_us = m.quota_us;
-		c->v.period_us = m.period_us;
-		return err;
-	case PLAN_KNOB_SHARES:
-		return cgroupfs__read_cpu_weight(a->cg, cg, &c->w);
-	case PLAN_KNOB_IDLE:
-		return cgroupfs__read_cpu_idle(a->cg, cg, &c->v.idle);
-	case PLAN_KNOB_MEMORY_MAX:
-		return cgroupfs__read_memory_max(a->cg, cg, &c->v.mem_bytes);
-	default:
-		return -EINVAL;
-	}
+	return knob_ops(knob) ? knob_ops(knob)->read(a->cg, cg, c) : -EINVAL;
 }
 
-/* What the shares file will hold for @shares: shares on v1, the converted weight on v2. */
-static uint64_t stored_shares(const struct actuator *a, const struct cg_cpu_weight *w,
-			      uint64_t shares)
+static struct knob_target target_of(const struct actuator *a, const struct item *it,
+				    const struct plan_value *v)
 {
-	uint64_t s = shares < 2 ? 2 : shares > 262144 ? 262144 : shares;
-
-	return w->is_weight ? cg_shares_to_weight(s, a->formula) : s;
+	return (struct knob_target){
+		.v = v, .orig = it->orig, .cur = &it->cur, .formula = a->formula
+	};
 }
 
 static bool item_equal(const struct actuator *a, const struct item *it,
 		       const struct plan_value *want)
 {
-	if (it->orig) {
-		if (it->knob == PLAN_KNOB_SHARES)
-			return it->orig->w.value == it->cur.w.value;
-		return plan_value_equal(it->knob, &it->orig->v, &it->cur.v);
-	}
-	if (it->knob == PLAN_KNOB_SHARES)
-		return stored_shares(a, &it->cur.w, want->shares) == it->cur.w.value;
-	return plan_value_equal(it->knob, want, &it->cur.v);
+	struct knob_target t = target_of(a, it, want);
+
+	return knob_ops(it->knob)->holds(&it->cur, &t);
 }
 
-/* v2 weight restored as stored: no shares formula may round it. */
-static int write_raw_weight(struct actuator *a, const char *cg, uint64_t weight)
-{
-	char path[PATH_MAX], buf[32];
-	int fd, err, len;
-
-	err = cgroupfs__knob_path(a->cg, CG_KNOB_CPU_SHARES, cg, path, sizeof(path));
-	if (err)
-		return err;
-	len = snprintf(buf, sizeof(buf), "%" PRIu64, weight);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	err = write(fd, buf, (size_t)len) == len ? 1 : -errno;
-	close(fd);
-	return err;
-}
-
+/* @v: a phase-1 step (orig ignored) or the target (NULL). */
 static int write_value(struct actuator *a, const struct item *it, const struct plan_value *v)
 {
-	struct cg_cpu_max m;
+	struct knob_target t = target_of(a, it, v ? v : &it->want);
 
-	switch (it->knob) {
-	case PLAN_KNOB_CPUSET:
-		return cgroupfs__write_cpuset(a->cg, it->cgroup, &v->cpus);
-	case PLAN_KNOB_CFS_QUOTA:
-		m.quota_us = v->quota_us < 0 ? CG_QUOTA_UNLIMITED : v->quota_us;
-		m.period_us = v->period_us != PLAN_PERIOD_KEEP ? v->period_us : it->cur.v.period_us;
-		return cgroupfs__write_cpu_max(a->cg, it->cgroup, &m);
-	case PLAN_KNOB_SHARES:
-		if (it->orig && it->orig->w.is_weight)
-			return write_raw_weight(a, it->cgroup, it->orig->w.value);
-		return cgroupfs__write_cpu_shares(
-			a->cg, it->cgroup, it->orig ? it->orig->w.value : v->shares, a->formula);
-	case PLAN_KNOB_IDLE:
-		return cgroupfs__write_cpu_idle(a->cg, it->cgroup, v->idle);
-	case PLAN_KNOB_MEMORY_MAX:
-		return cgroupfs__write_memory_max(a->cg, it->cgroup, v->mem_bytes);
-	default:
-		return -EINVAL;
-	}
+	if (v)
+		t.orig = NULL;
+	return knob_ops(it->knob)->write(a->cg, it->cgroup, &t);
 }
 
 static void update_cur(struct item *it, const struct plan_value *v)
@@ -245,226 +172,13 @@ static const struct plan_value *target(const struct item *it)
 	return it->orig ? &it->orig->v : &it->want;
 }
 
-/* --- journal ------------------------------------------------------------------------------ */
-
-static struct jent *jfind(struct actuator *a, const char *cg, enum plan_knob knob)
+/* The value as logged and recorded: the plan's text, or the journal's for an original. */
+static void value_text(const struct item *it, const struct plan_value *t, char *buf, size_t size)
 {
-	for (size_t i = 0; i < a->nj; i++)
-		if (a->j[i].knob == knob && !strcmp(a->j[i].cgroup, cg))
-			return &a->j[i];
-	return NULL;
-}
-
-static int jadd(struct actuator *a, const char *cg, enum plan_knob knob,
-		const struct cur_value *orig)
-{
-	struct jent *e;
-
-	if (a->nj == a->capj) {
-		size_t cap = a->capj ? a->capj * 2 : 32;
-		void *n = realloc(a->j, cap * sizeof(*a->j));
-
-		if (!n)
-			return -ENOMEM;
-		a->j = n;
-		a->capj = cap;
-	}
-	e = &a->j[a->nj++];
-	memset(e, 0, sizeof(*e));
-	snprintf(e->cgroup, sizeof(e->cgroup), "%s", cg);
-	e->knob = knob;
-	e->orig = *orig;
-	return 0;
-}
-
-static void jdel(struct actuator *a, size_t i)
-{
-	a->j[i] = a->j[--a->nj];
-}
-
-static int format_orig(const struct jent *e, char *buf, size_t size)
-{
-	const struct cur_value *o = &e->orig;
-
-	switch (e->knob) {
-	case PLAN_KNOB_CPUSET:
-		return cpulist_format(&o->v.cpus, buf, size) < 0 ? -ENOSPC : 0;
-	case PLAN_KNOB_CFS_QUOTA:
-		snprintf(buf, size, "%" PRId64 " %" PRIu64, o->v.quota_us, o->v.period_us);
-		return 0;
-	case PLAN_KNOB_SHARES:
-		snprintf(buf, size, "%c %" PRIu64, o->w.is_weight ? 'w' : 's', o->w.value);
-		return 0;
-	case PLAN_KNOB_IDLE:
-		snprintf(buf, size, "%d", o->v.idle);
-		return 0;
-	case PLAN_KNOB_MEMORY_MAX:
-		if (o->v.mem_bytes == UINT64_MAX)
-			snprintf(buf, size, "max");
-		else
-			snprintf(buf, size, "%" PRIu64, o->v.mem_bytes);
-		return 0;
-	default:
-		return -EINVAL;
-	}
-}
-
-static int parse_orig(enum plan_knob knob, const char *s, struct cur_value *o)
-{
-	char kind;
-	int n = 0;
-
-	memset(o, 0, sizeof(*o));
-	switch (knob) {
-	case PLAN_KNOB_CPUSET:
-		return cpulist_parse(s, &o->v.cpus);
-	case PLAN_KNOB_CFS_QUOTA:
-		if (sscanf(s, "%" SCNd64 " %" SCNu64 "%n", &o->v.quota_us, &o->v.period_us, &n) !=
-		    2)
-			return -EINVAL;
-		break;
-	case PLAN_KNOB_SHARES:
-		if (sscanf(s, "%c %" SCNu64 "%n", &kind, &o->w.value, &n) != 2 ||
-		    (kind != 'w' && kind != 's'))
-			return -EINVAL;
-		o->w.is_weight = kind == 'w';
-		break;
-	case PLAN_KNOB_IDLE:
-		if (strcmp(s, "0") && strcmp(s, "1"))
-			return -EINVAL;
-		o->v.idle = s[0] == '1';
-		return 0;
-	case PLAN_KNOB_MEMORY_MAX:
-		if (!strcmp(s, "max")) {
-			o->v.mem_bytes = UINT64_MAX;
-			return 0;
-		}
-		if (sscanf(s, "%" SCNu64 "%n", &o->v.mem_bytes, &n) != 1)
-			return -EINVAL;
-		break;
-	default:
-		return -EINVAL;
-	}
-	return s[n] ? -EINVAL : 0;
-}
-
-static int fsync_dir(const char *dir)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (fsync(fd))
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-static int write_all(int fd, const char *buf, size_t len)
-{
-	while (len) {
-		ssize_t n = write(fd, buf, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			return -errno;
-		}
-		buf += n;
-		len -= (size_t)n;
-	}
-	return 0;
-}
-
-static int journal_lines(const struct actuator *a, int fd)
-{
-	char line[PLAN_CGROUP_MAX + CPULIST_BUF_SIZE + 32], val[CPULIST_BUF_SIZE];
-	int err = write_all(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
-
-	for (size_t i = 0; i < a->nj && !err; i++) {
-		err = format_orig(&a->j[i], val, sizeof(val));
-		if (err)
-			break;
-		snprintf(line, sizeof(line), "%s\t%s\t%s\n", plan_knob_name(a->j[i].knob),
-			 a->j[i].cgroup, val);
-		err = write_all(fd, line, strlen(line));
-	}
-	return err;
-}
-
-/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
-static int journal_save(struct actuator *a)
-{
-	char tmp[PATH_MAX + 8];
-	int fd, err;
-
-	if (!a->nj) {
-		if (unlink(a->path) && errno != ENOENT)
-			return -errno;
-		return fsync_dir(a->dir);
-	}
-	snprintf(tmp, sizeof(tmp), "%s.tmp", a->path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		log_err("journal write failed", "path=%s err=%d", tmp, err);
-		return err;
-	}
-	err = journal_lines(a, fd);
-	if (!err && fsync(fd))
-		err = -errno;
-	close(fd);
-	if (!err && rename(tmp, a->path))
-		err = -errno;
-	if (!err)
-		err = fsync_dir(a->dir);
-	if (err) {
-		log_err("journal write failed", "path=%s err=%d", a->path, err);
-		unlink(tmp);
-	}
-	return err;
-}
-
-static int journal_parse_line(struct actuator *a, char *line, unsigned int lineno)
-{
-	char *knob = line, *cg, *val;
-	struct cur_value o;
-	enum plan_knob k;
-
-	line[strcspn(line, "\n")] = '\0';
-	if (!line[0] || line[0] == '#')
-		return 0;
-	cg = strchr(knob, '\t');
-	val = cg ? strchr(cg + 1, '\t') : NULL;
-	if (!val)
-		goto bad;
-	*cg++ = '\0';
-	*val++ = '\0';
-	if (plan_knob_parse(knob, &k) || !cgpath_is_safe(cg) || strlen(cg) >= PLAN_CGROUP_MAX ||
-	    parse_orig(k, val, &o))
-		goto bad;
-	if (jfind(a, cg, k))
-		return 0;
-	return jadd(a, cg, k, &o);
-bad:
-	/* a bad line cannot be restored; the others still can */
-	log_err("journal line malformed, skipped", "path=%s line=%u", a->path, lineno);
-	return 0;
-}
-
-static int journal_load(struct actuator *a)
-{
-	char line[PLAN_CGROUP_MAX + CPULIST_BUF_SIZE + 32];
-	unsigned int lineno = 0;
-	FILE *f = fopen(a->path, "re");
-	int err = 0;
-
-	if (!f)
-		return errno == ENOENT ? 0 : -errno;
-	while (!err && fgets(line, sizeof(line), f))
-		err = journal_parse_line(a, line, ++lineno);
-	fclose(f);
-	return err;
+	if (it->orig)
+		knob_ops(it->knob)->format(it->orig, buf, size);
+	else
+		plan_value_format(it->knob, t, buf, size);
 }
 
 /* --- the ordered pass ---------------------------------------------------------------------- */
@@ -582,16 +296,12 @@ static void final_write(struct actuator *a, struct item *it)
 	char value[CPULIST_BUF_SIZE];
 	const char *res;
 
-	if (it->orig)
-		format_orig(&(struct jent){ .knob = it->knob, .orig = *it->orig }, value,
-			    sizeof(value));
-	else
-		plan_value_format(it->knob, t, value, sizeof(value));
+	value_text(it, t, value, sizeof(value));
 	if (item_equal(a, it, t)) {
 		it->result = 1; /* phase 1 already reached the target */
 		res = "ok";
 	} else {
-		it->result = write_value(a, it, t);
+		it->result = write_value(a, it, NULL);
 		res = result_name(it->result, false);
 	}
 	if (it->result < 0) {
@@ -622,11 +332,7 @@ static void dry_log(struct actuator *a, struct item *items, size_t n)
 
 		if (it->result < 0)
 			continue;
-		if (it->orig)
-			format_orig(&(struct jent){ .knob = it->knob, .orig = *it->orig }, value,
-				    sizeof(value));
-		else
-			plan_value_format(it->knob, &it->want, value, sizeof(value));
+		value_text(it, &it->want, value, sizeof(value));
 		log_msg(said_before(a, said_key(it->cgroup, it->knob, value, 0)) ? LOG_DEBUG :
 										   LOG_INFO,
 			"dry-run: would write",
@@ -672,7 +378,7 @@ static bool shares_moot(const struct plan *plan, const struct plan_entry *e)
 
 static int collect(struct actuator *a, const struct plan *plan, struct item **ret, size_t *nr)
 {
-	size_t cap = (plan ? plan->nr : 0) + a->nj, n = 0;
+	size_t cap = (plan ? plan->nr : 0) + a->jr.n, n = 0;
 	struct item *items = calloc(cap ? cap : 1, sizeof(*items));
 
 	if (!items)
@@ -693,8 +399,8 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 			n++;
 	}
 	/* journaled knobs no plan entry owns any more go back to their originals */
-	for (size_t i = 0; i < a->nj; i++) {
-		const struct jent *j = &a->j[i];
+	for (size_t i = 0; i < a->jr.n; i++) {
+		const struct journal_entry *j = &a->jr.e[i];
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
 			continue;
@@ -718,43 +424,42 @@ static int journal_items(struct actuator *a, const struct item *items, size_t n)
 	int err;
 
 	for (size_t i = 0; i < n; i++) {
-		if (items[i].orig || jfind(a, items[i].cgroup, items[i].knob))
+		if (items[i].orig || journal_find(&a->jr, items[i].cgroup, items[i].knob))
 			continue;
-		err = jadd(a, items[i].cgroup, items[i].knob, &items[i].cur);
+		err = journal_add(&a->jr, items[i].cgroup, items[i].knob, &items[i].cur);
 		if (err)
 			return err;
 		added = true;
 	}
-	return added ? journal_save(a) : 0;
+	return added ? journal_save(&a->jr) : 0;
 }
 
 /* Drop journal entries that are back at their original, or whose cgroup is gone. */
 static int journal_prune(struct actuator *a, const struct plan *plan)
 {
 	bool removed = false;
-	struct cur_value c;
+	struct knob_value c;
 
-	for (size_t i = a->nj; i-- > 0;) {
-		struct jent *j = &a->j[i];
+	for (size_t i = a->jr.n; i-- > 0;) {
+		struct journal_entry *j = &a->jr.e[i];
+		struct knob_target back = { .v = &j->orig.v, .orig = &j->orig };
 		int err;
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
 			continue;
 		err = read_cur(a, j->cgroup, j->knob, &c);
-		if (!err &&
-		    (j->knob == PLAN_KNOB_SHARES ? c.w.value == j->orig.w.value :
-						   plan_value_equal(j->knob, &c.v, &j->orig.v)))
+		if (!err && knob_ops(j->knob)->holds(&c, &back))
 			err = -ENOENT;
 		if (err == -ENOENT || err == -ENODEV) {
-			jdel(a, i);
+			journal_del(&a->jr, i);
 			removed = true;
 		}
 	}
-	return removed ? journal_save(a) : 0;
+	return removed ? journal_save(&a->jr) : 0;
 }
 
 /*
- * Restore items point into a->j: room for every possible new entry is made before they are
+ * Restore items point into the journal: room for every possible new entry is made before they are
  * built, so that journal_items() never moves the array under them.
  */
 static int run_pass(struct actuator *a, const struct plan *plan)
@@ -763,15 +468,9 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	size_t n;
 	int err;
 
-	if (plan && a->capj < a->nj + plan->nr) {
-		void *p = realloc(a->j, (a->nj + plan->nr) * sizeof(*a->j));
-
-		if (!p)
-			return -ENOMEM;
-		a->j = p;
-		a->capj = a->nj + plan->nr;
-	}
-	err = collect(a, plan, &items, &n);
+	err = plan ? journal_reserve(&a->jr, plan->nr) : 0;
+	if (!err)
+		err = collect(a, plan, &items, &n);
 	if (err)
 		return err;
 	if (a->dry_run) {
@@ -803,15 +502,15 @@ int actuator__restore(struct actuator *a)
 	bool dry = a->dry_run;
 	int err;
 
-	if (!a->nj)
+	if (!a->jr.n)
 		return 0;
 	plan_init(&empty);
 	a->dry_run = false; /* a dry run journals nothing; whatever is journaled is real */
 	err = run_pass(a, &empty);
 	a->dry_run = dry;
-	if (!err && a->nj) {
+	if (!err && a->jr.n) {
 		log_warn("journal entries could not be restored; kept for the next start",
-			 "path=%s entries=%zu", a->path, a->nj);
+			 "path=%s entries=%zu", a->jr.path, a->jr.n);
 		err = -EIO;
 	}
 	return err;
@@ -819,7 +518,7 @@ int actuator__restore(struct actuator *a)
 
 size_t actuator__nr_journal(const struct actuator *a)
 {
-	return a->nj;
+	return a->jr.n;
 }
 
 void actuator__set_dry_run(struct actuator *a, bool dry_run)
@@ -843,22 +542,9 @@ int actuator__new(struct cgroupfs *cg, const struct actuator_opts *opts, struct 
 	a->cg = cg;
 	a->dry_run = opts->dry_run;
 	a->formula = opts->formula;
-	if (snprintf(a->dir, sizeof(a->dir), "%s", opts->state_dir) >= (int)sizeof(a->dir) ||
-	    snprintf(a->path, sizeof(a->path), "%s/%s", opts->state_dir, JOURNAL_NAME) >=
-		    (int)sizeof(a->path)) {
-		err = -ENAMETOOLONG;
+	err = journal_open(&a->jr, opts->state_dir);
+	if (err)
 		goto err;
-	}
-	if (mkdir(a->dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		log_err("cannot create state dir", "path=%s err=%d", a->dir, err);
-		goto err;
-	}
-	err = journal_load(a);
-	if (err) {
-		log_err("cannot read journal", "path=%s err=%d", a->path, err);
-		goto err;
-	}
 	*ret = a;
 	return 0;
 err:
@@ -870,6 +556,6 @@ void actuator__free(struct actuator *a)
 {
 	if (!a)
 		return;
-	free(a->j);
+	journal_close(&a->jr);
 	free(a);
 }

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_ACTUATOR_H
-#define KQOS_USER_ACTUATOR_H
+#ifndef KQOS_ACTUATE_ACTUATOR_H
+#define KQOS_ACTUATE_ACTUATOR_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_ENFORCE_H
-#define KQOS_USER_ENFORCE_H
+#ifndef KQOS_ACTUATE_ENFORCE_H
+#define KQOS_ACTUATE_ENFORCE_H
 
 #include <stdbool.h>
 #include <stddef.h>

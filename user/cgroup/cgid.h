@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_CGID_H
-#define KQOS_USER_CGID_H
+#ifndef KQOS_CGROUP_CGID_H
+#define KQOS_CGROUP_CGID_H
 
 #include <stddef.h>
 #include <linux/types.h>

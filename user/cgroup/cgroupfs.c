@@ -788,6 +788,14 @@ int cgroupfs__write_cpu_shares(struct cgroupfs *cg, const char *rel, uint64_t sh
 	return write_knob_u64(cg, CG_KNOB_CPU_SHARES, rel, value);
 }
 
+int cgroupfs__write_cpu_weight_raw(struct cgroupfs *cg, const char *rel,
+				   const struct cg_cpu_weight *w)
+{
+	if (w->is_weight != (cg->mode == CGFS_MODE_V2))
+		return -EINVAL;
+	return write_knob_u64(cg, CG_KNOB_CPU_SHARES, rel, w->value);
+}
+
 int cgroupfs__read_cpu_idle(struct cgroupfs *cg, const char *rel, bool *ret)
 {
 	uint64_t v;

@@ -146,6 +146,9 @@ int cgroupfs__read_cpu_weight(struct cgroupfs *cg, const char *rel, struct cg_cp
 /* shares in 2..262144 (clamped); on v2 converted with formula and written to cpu.weight. */
 int cgroupfs__write_cpu_shares(struct cgroupfs *cg, const char *rel, uint64_t shares,
 			       enum cg_weight_formula formula);
+/* The value as stored (shares on v1, weight on v2), unconverted: restores are byte-identical. */
+int cgroupfs__write_cpu_weight_raw(struct cgroupfs *cg, const char *rel,
+				   const struct cg_cpu_weight *w);
 int cgroupfs__read_cpu_idle(struct cgroupfs *cg, const char *rel, bool *ret);
 int cgroupfs__write_cpu_idle(struct cgroupfs *cg, const char *rel, bool idle);
 /* knob is CG_KNOB_CPUSET_CPUS or CG_KNOB_CPUSET_EFFECTIVE. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_COLLECTOR_H
-#define KQOS_USER_COLLECTOR_H
+#ifndef KQOS_COLLECT_COLLECTOR_H
+#define KQOS_COLLECT_COLLECTOR_H
 
 #include <stddef.h>
 #include <linux/types.h>

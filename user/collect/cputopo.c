@@ -255,7 +255,6 @@ int cputopo_read_online(const char *sysfs_root, struct cpumask *ret)
 int topology__load(const char *sysfs_root, struct topology **ret)
 {
 	struct topology *topo;
-	char path[PATH_MAX];
 	int cpu, err;
 
 	if (!sysfs_root)

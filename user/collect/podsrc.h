@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_PODSRC_H
-#define KQOS_USER_PODSRC_H
+#ifndef KQOS_COLLECT_PODSRC_H
+#define KQOS_COLLECT_PODSRC_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_RDTMON_H
-#define KQOS_USER_RDTMON_H
+#ifndef KQOS_COLLECT_RDTMON_H
+#define KQOS_COLLECT_RDTMON_H
 
 #include <linux/types.h>
 

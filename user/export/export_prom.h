@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_EXPORT_PROM_H
-#define KQOS_USER_EXPORT_PROM_H
+#ifndef KQOS_EXPORT_EXPORT_PROM_H
+#define KQOS_EXPORT_EXPORT_PROM_H
 
 #include <stddef.h>
 #include <stdint.h>

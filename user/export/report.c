@@ -6,18 +6,6 @@
 #include "report.h"
 #include "snapjson.h"
 
-void fmt_ns(char *buf, size_t len, unsigned long long ns)
-{
-	if (ns < 1000)
-		snprintf(buf, len, "%lluns", ns);
-	else if (ns < 1000000)
-		snprintf(buf, len, "%.3gus", ns / 1e3);
-	else if (ns < 1000000000)
-		snprintf(buf, len, "%.3gms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.3gs", ns / 1e9);
-}
-
 struct row {
 	char name[160];
 	const char *cls;

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_POD_H
-#define KQOS_USER_POD_H
+#ifndef KQOS_MODEL_POD_H
+#define KQOS_MODEL_POD_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 */
-#ifndef KQOS_USER_TOP_H
-#define KQOS_USER_TOP_H
+#ifndef KQOS_TOP_TOP_H
+#define KQOS_TOP_TOP_H
 
 #include <stdbool.h>
 #include <stddef.h>

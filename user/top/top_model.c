@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "cpulist.h"
+#include "units.h"
 #include "top.h"
 
 static const struct {
@@ -398,18 +399,6 @@ bool top_row__matches(const struct top_row *r, const char *filter)
 
 /* --- text --------------------------------------------------------------------------------- */
 
-static void fmt_ns(double ns, char *buf, size_t len)
-{
-	if (ns < 1e3)
-		snprintf(buf, len, "%.0fns", ns);
-	else if (ns < 1e6)
-		snprintf(buf, len, "%.0fus", ns / 1e3);
-	else if (ns < 1e9)
-		snprintf(buf, len, "%.1fms", ns / 1e6);
-	else
-		snprintf(buf, len, "%.2fs", ns / 1e9);
-}
-
 void top_cell(const struct top_row *r, enum top_col col, char *buf, size_t len)
 {
 	const char *t;
@@ -430,7 +419,7 @@ void top_cell(const struct top_row *r, enum top_col col, char *buf, size_t len)
 		return;
 	}
 	if (col == COL_RQ_P99)
-		fmt_ns(r->v[col], buf, len);
+		fmt_ns(buf, len, r->v[col]);
 	else if (col == COL_THR)
 		snprintf(buf, len, "%.1f", r->v[col]);
 	else if (col == COL_LLC || col == COL_MBPS)

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+
+#include "journal.h"
+#include "log.h"
+
+#define JOURNAL_NAME   "journal"
+#define JOURNAL_HEADER "# kqos journal v1: knob<TAB>cgroup<TAB>original value\n"
+#define LINE_MAX_LEN   (PLAN_CGROUP_MAX + CPULIST_BUF_SIZE + 32)
+
+struct journal_entry *journal_find(struct journal *j, const char *cgroup, enum plan_knob knob)
+{
+	for (size_t i = 0; i < j->n; i++)
+		if (j->e[i].knob == knob && !strcmp(j->e[i].cgroup, cgroup))
+			return &j->e[i];
+	return NULL;
+}
+
+int journal_reserve(struct journal *j, size_t extra)
+{
+	size_t cap = j->cap ? j->cap : 32;
+	void *n;
+
+	while (cap < j->n + extra)
+		cap *= 2;
+	if (cap == j->cap)
+		return 0;
+	n = realloc(j->e, cap * sizeof(*j->e));
+	if (!n)
+		return -ENOMEM;
+	j->e = n;
+	j->cap = cap;
+	return 0;
+}
+
+int journal_add(struct journal *j, const char *cgroup, enum plan_knob knob,
+		const struct knob_value *orig)
+{
+	struct journal_entry *e;
+	int err = journal_reserve(j, 1);
+
+	if (err)
+		return err;
+	e = &j->e[j->n++];
+	memset(e, 0, sizeof(*e));
+	snprintf(e->cgroup, sizeof(e->cgroup), "%s", cgroup);
+	e->knob = knob;
+	e->orig = *orig;
+	return 0;
+}
+
+void journal_del(struct journal *j, size_t i)
+{
+	j->e[i] = j->e[--j->n];
+}
+
+static int fsync_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (fsync(fd))
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static int write_all(int fd, const char *buf, size_t len)
+{
+	while (len) {
+		ssize_t n = write(fd, buf, len);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		buf += n;
+		len -= (size_t)n;
+	}
+	return 0;
+}
+
+static int write_lines(const struct journal *j, int fd)
+{
+	char line[LINE_MAX_LEN], val[CPULIST_BUF_SIZE];
+	int err = write_all(fd, JOURNAL_HEADER, strlen(JOURNAL_HEADER));
+
+	for (size_t i = 0; i < j->n && !err; i++) {
+		err = knob_ops(j->e[i].knob)->format(&j->e[i].orig, val, sizeof(val));
+		if (err)
+			break;
+		snprintf(line, sizeof(line), "%s\t%s\t%s\n", plan_knob_name(j->e[i].knob),
+			 j->e[i].cgroup, val);
+		err = write_all(fd, line, strlen(line));
+	}
+	return err;
+}
+
+/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
+int journal_save(struct journal *j)
+{
+	char tmp[PATH_MAX + 8];
+	int fd, err;
+
+	if (!j->n) {
+		if (unlink(j->path) && errno != ENOENT)
+			return -errno;
+		return fsync_dir(j->dir);
+	}
+	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		log_err("journal write failed", "path=%s err=%d", tmp, err);
+		return err;
+	}
+	err = write_lines(j, fd);
+	if (!err && fsync(fd))
+		err = -errno;
+	close(fd);
+	if (!err && rename(tmp, j->path))
+		err = -errno;
+	if (!err)
+		err = fsync_dir(j->dir);
+	if (err) {
+		log_err("journal write failed", "path=%s err=%d", j->path, err);
+		unlink(tmp);
+	}
+	return err;
+}
+
+static int parse_line(struct journal *j, char *line, unsigned int lineno)
+{
+	char *knob = line, *cg, *val;
+	struct knob_value o = { 0 };
+	enum plan_knob k;
+
+	line[strcspn(line, "\n")] = '\0';
+	if (!line[0] || line[0] == '#')
+		return 0;
+	cg = strchr(knob, '\t');
+	val = cg ? strchr(cg + 1, '\t') : NULL;
+	if (!val)
+		goto bad;
+	*cg++ = '\0';
+	*val++ = '\0';
+	if (plan_knob_parse(knob, &k) || !cgpath_is_safe(cg) || strlen(cg) >= PLAN_CGROUP_MAX ||
+	    knob_ops(k)->parse(val, &o))
+		goto bad;
+	if (journal_find(j, cg, k))
+		return 0;
+	return journal_add(j, cg, k, &o);
+bad:
+	/* a bad line cannot be restored; the others still can */
+	log_err("journal line malformed, skipped", "path=%s line=%u", j->path, lineno);
+	return 0;
+}
+
+static int load(struct journal *j)
+{
+	char line[LINE_MAX_LEN];
+	unsigned int lineno = 0;
+	FILE *f = fopen(j->path, "re");
+	int err = 0;
+
+	if (!f)
+		return errno == ENOENT ? 0 : -errno;
+	while (!err && fgets(line, sizeof(line), f))
+		err = parse_line(j, line, ++lineno);
+	fclose(f);
+	return err;
+}
+
+int journal_open(struct journal *j, const char *state_dir)
+{
+	int err;
+
+	memset(j, 0, sizeof(*j));
+	if (snprintf(j->dir, sizeof(j->dir), "%s", state_dir) >= (int)sizeof(j->dir) ||
+	    snprintf(j->path, sizeof(j->path), "%s/%s", state_dir, JOURNAL_NAME) >=
+		    (int)sizeof(j->path))
+		return -ENAMETOOLONG;
+	if (mkdir(j->dir, 0700) && errno != EEXIST) {
+		err = -errno;
+		log_err("cannot create state dir", "path=%s err=%d", j->dir, err);
+		return err;
+	}
+	err = load(j);
+	if (err)
+		log_err("cannot read journal", "path=%s err=%d", j->path, err);
+	return err;
+}
+
+void journal_close(struct journal *j)
+{
+	free(j->e);
+	j->e = NULL;
+	j->n = j->cap = 0;
+}

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_ACTUATE_JOURNAL_H
+#define KQOS_ACTUATE_JOURNAL_H
+
+#include <limits.h>
+#include <stddef.h>
+
+#include "knob.h"
+
+/*
+ * The original value of every knob kqos changed, in <state_dir>/journal: one line per knob,
+ * "knob<TAB>cgroup<TAB>original". Saved crash-safe (temp file, fsync, rename, fsync of the
+ * dir) before any write it covers, so a stop, or the next start after a crash, restores it.
+ */
+
+struct journal_entry {
+	char cgroup[PLAN_CGROUP_MAX];
+	enum plan_knob knob;
+	struct knob_value orig;
+};
+
+struct journal {
+	char dir[PATH_MAX];
+	char path[PATH_MAX];
+	struct journal_entry *e;
+	size_t n, cap;
+};
+
+/* Create @state_dir if missing and load the journal in it. A malformed line is skipped. */
+int journal_open(struct journal *j, const char *state_dir);
+void journal_close(struct journal *j);
+
+struct journal_entry *journal_find(struct journal *j, const char *cgroup, enum plan_knob knob);
+int journal_add(struct journal *j, const char *cgroup, enum plan_knob knob,
+		const struct knob_value *orig);
+/* Entry order is not kept. */
+void journal_del(struct journal *j, size_t i);
+/* Room for @extra more entries, so that adding never moves the array under its users. */
+int journal_reserve(struct journal *j, size_t extra);
+/* Write the whole journal (no entries: remove the file). Logged on failure. */
+int journal_save(struct journal *j);
+
+#endif
