@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* The actuator and the enforcer on a fake cgroup v2 tree: diff, journal, restore, counters. */
+/* The actuator on a fake cgroup v2 tree: diff, journal, restore, counters. */
 #include <criterion/criterion.h>
 #include <errno.h>
 #include <limits.h>
@@ -10,7 +10,6 @@
 
 #include "actuator.h"
 #include "cgroupfs.h"
-#include "enforce.h"
 #include "fake_cgroup.h"
 #include "log.h"
 #include "plan.h"
@@ -254,51 +253,3 @@ Test(actuator, bad_journal_lines_are_skipped)
 }
 
 /* The enforcer over the fake tree: a canned snapshot, cfsQuota suppress, then restore. */
-Test(actuator, enforcer_tick_and_restore)
-{
-	static const char policy[] = "{\"resourceUsedThresholdWithBE\":{\"enable\":true,"
-				     "\"cpuSuppressPolicy\":\"cfsQuota\","
-				     "\"cpuSuppressThresholdPercent\":50}}";
-	struct enforce_opts o = { .cgroup_root = fake_cg__root(fc),
-				  .state_dir = state_dir,
-				  .policy_json = policy };
-	struct snapshot *s = snapshot__new();
-	struct snap_enforce se = { 0 };
-	struct pod be = { .uid = "1",
-			  .qos_raw = POD_QOS_BE,
-			  .qos = POD_QOS_BE,
-			  .k8s_qos = POD_K8S_QOS_BESTEFFORT,
-			  .is_active = true };
-	struct enforcer *e;
-
-	s->node.nr_cpus = 4;
-	s->node.has_cpu_usage = true;
-	s->node.cpu_cores_used = 1.0;
-	snprintf(s->node.besteffort, sizeof(s->node.besteffort), "kubepods/besteffort");
-	s->pods = calloc(1, sizeof(*s->pods));
-	s->nr_pods = 1;
-	s->pods[0].pod = &be;
-	s->pods[0].cgroup = strdup(POD);
-	s->pods[0].st.has_cpu = true;
-	s->pods[0].st.cpu_cores = 1.0;
-	cr_assert_eq(enforcer__new(&o, &e), 0);
-	cr_assert_eq(enforcer__tick(e, s, &se), 0);
-	/* 4000 * 50 % - 0 (no non-BE pods, no system) = 2000m -> 200000 us */
-	expect(BE, "cpu.max", "200000 100000");
-	cr_assert(se.enabled && se.has_be_quota);
-	cr_assert_eq(se.be_quota_us, 200000);
-	cr_assert_eq(enforcer__restore(e), 0);
-	expect(BE, "cpu.max", "max 100000");
-	expect(BE, "cpuset.cpus", "0-3");
-	cr_assert_eq(enforcer__reconfigure(e, "{\"resourceUsedThresholdWithBE\":{\"enable\":3}}",
-					   NULL, false),
-		     -EINVAL, "a bad reload keeps the last good config");
-	cr_assert_eq(enforcer__tick(e, s, &se), 0);
-	expect(BE, "cpu.max", "200000 100000");
-	cr_assert_eq(enforcer__reconfigure(e, "{}", NULL, false), 0);
-	cr_assert_eq(enforcer__tick(e, s, &se), 0);
-	expect(BE, "cpu.max", "max 100000");
-	cr_assert_not(se.enabled);
-	enforcer__free(e);
-	snapshot__put(s);
-}

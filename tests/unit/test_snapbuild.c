@@ -1,0 +1,228 @@
+// SPDX-License-Identifier: GPL-2.0
+/* Snapshot assembly from canned inputs: no root, no files, no BPF. */
+#define _GNU_SOURCE
+#include <criterion/criterion.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "snapbuild.h"
+
+#define NSEC 1000000000ULL
+#define UID  "0a1b2c3d-0000-4000-8000-000000000001"
+#define POD  "kubepods/burstable/pod" UID
+#define CTR  POD "/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef"
+
+static struct snapbuild *sb;
+static struct cgwalk_result walk;
+static struct cgwalk_pod wpod;
+static struct cgwalk_container wctr;
+static struct cg_delta d[3];
+static struct snapbuild_input in;
+
+/* One walked Burstable pod with one container, and the system slice that ran beside it. */
+static void setup(void)
+{
+	struct snapbuild_opts o = { .hierarchy = "v1-cpu", .mount = "/m", .pod_source = "cgroup" };
+
+	cr_assert_eq(snapbuild__new(&o, &sb), 0);
+	memset(&wctr, 0, sizeof(wctr));
+	snprintf(wctr.id, sizeof(wctr.id), "%s", strrchr(CTR, '/') + 1);
+	wctr.path = (char *)CTR;
+	memset(&wpod, 0, sizeof(wpod));
+	snprintf(wpod.uid, sizeof(wpod.uid), "%s", UID);
+	wpod.qos = CGWALK_QOS_BURSTABLE;
+	wpod.path = (char *)POD;
+	wpod.containers = &wctr;
+	wpod.nr_containers = 1;
+	walk = (struct cgwalk_result){ .pods = &wpod, .nr_pods = 1 };
+	memset(d, 0, sizeof(d));
+	d[0] = (struct cg_delta){ .d = { .cgid = 10, .oncpu_ns = NSEC / 4 }, .path = "/" POD };
+	d[1] = (struct cg_delta){ .d = { .cgid = 11, .oncpu_ns = NSEC / 2, .nr_switch_in = 50 },
+				  .path = "/" CTR };
+	d[2] = (struct cg_delta){ .d = { .cgid = 12, .oncpu_ns = NSEC / 10 },
+				  .path = "/system.slice/sshd.service" };
+	in = (struct snapbuild_input){ .dt_ns = NSEC,
+				       .mono_ns = 5 * NSEC,
+				       .wall_ns = 7 * NSEC,
+				       .cgs = d,
+				       .nr_cgs = 3,
+				       .pods_from_walk = true,
+				       .walk = &walk,
+				       .walk_gen = 1,
+				       .nr_online = 2,
+				       .kubepods = "" };
+}
+
+static void teardown(void)
+{
+	snapbuild__free(sb);
+}
+
+TestSuite(snapbuild, .init = setup, .fini = teardown);
+
+Test(snapbuild, walked_pod_owns_its_cgroups_and_the_rest_are_others)
+{
+	struct snapshot *s = snapbuild__build(sb, &in);
+	const struct snap_pod *p;
+
+	cr_assert_not_null(s);
+	cr_assert_eq(s->seq, 1);
+	cr_assert_str_eq(s->pod_source, "cgroup");
+	cr_assert_str_eq(s->hierarchy, "v1-cpu");
+	cr_assert_eq(s->nr_pods, 1);
+	p = &s->pods[0];
+	cr_assert_str_eq(p->cgroup, "/" POD);
+	cr_assert_eq(p->pod->qos, POD_QOS_LS, "Burstable without a label is LS");
+	cr_assert_eq(p->nr_ctrs, 1);
+	cr_assert_str_eq(p->ctrs[0].cgroup, "/" CTR);
+	/* a container's cgroup counts for its pod too */
+	cr_assert_float_eq(p->ctrs[0].st.cpu_cores, 0.5, 1e-9);
+	cr_assert_float_eq(p->st.cpu_cores, 0.75, 1e-9);
+	cr_assert_float_eq(p->ctrs[0].st.runs_per_s, 50, 1e-9);
+	cr_assert_eq(s->classes[POD_QOS_LS].pods, 1);
+	cr_assert_eq(s->nr_others, 1);
+	cr_assert_str_eq(s->others[0].cgroup, "/system.slice/sshd.service");
+	cr_assert_eq(s->node.nr_cpus, 2, "no topology: the online count");
+	snapshot__put(s);
+}
+
+Test(snapbuild, cumulative_counters_carry_over_and_leave_with_their_cgroup)
+{
+	struct snapshot *s1 = snapbuild__build(sb, &in), *s2, *s3;
+
+	s2 = snapbuild__build(sb, &in);
+	cr_assert_eq(s2->pods[0].ctrs[0].st.cpu_ns_total, NSEC, "two intervals of 0.5 s");
+	cr_assert_eq(s2->seq, 2);
+	in.nr_cgs = 1; /* the container left the maps */
+	s3 = snapbuild__build(sb, &in);
+	in.nr_cgs = 3;
+	snapshot__put(s3);
+	s3 = snapbuild__build(sb, &in);
+	cr_assert_eq(s3->pods[0].ctrs[0].st.cpu_ns_total, NSEC / 2, "a returning id starts over");
+	snapshot__put(s1);
+	snapshot__put(s2);
+	snapshot__put(s3);
+}
+
+Test(snapbuild, unresolved_cgroups_are_left_out)
+{
+	struct snapshot *s;
+
+	d[2].path = NULL;
+	s = snapbuild__build(sb, &in);
+	cr_assert_eq(s->nr_others, 0);
+	snapshot__put(s);
+}
+
+Test(snapbuild, throttling_ratio_and_cpuset_from_the_files)
+{
+	struct cg_file_stat f[2] = {
+		{ .path = "/" POD,
+		  .cgid = 10,
+		  .has_cpu_stat = true,
+		  .nr_periods = 100,
+		  .nr_throttled = 10,
+		  .cpuset = "0-1" },
+		{ .path = "/" CTR, .cgid = 11 },
+	};
+	struct snapshot *s1, *s2;
+
+	in.files = f;
+	in.nr_files = 2;
+	s1 = snapbuild__build(sb, &in);
+	cr_assert(s1->pods[0].st.has_throttle);
+	cr_assert_float_eq(s1->pods[0].st.throttled_ratio, 0, 1e-9, "no previous reading");
+	cr_assert_str_eq(s1->pods[0].cpuset, "0-1");
+	cr_assert_eq(s1->pods[0].cgid, 10);
+	cr_assert_eq(s1->pods[0].ctrs[0].cgid, 11);
+	cr_assert_not(s1->pods[0].ctrs[0].st.has_throttle);
+	f[0].nr_periods = 200;
+	f[0].nr_throttled = 35;
+	s2 = snapbuild__build(sb, &in);
+	cr_assert_float_eq(s2->pods[0].st.throttled_ratio, 0.25, 1e-9);
+	snapshot__put(s1);
+	snapshot__put(s2);
+}
+
+Test(snapbuild, node_cpu_and_memory)
+{
+	struct snapshot *s1, *s2;
+
+	in.node = (struct node_stat){ .has_cpu = true,
+				      .busy_ticks = 1000,
+				      .clk_tck = 100,
+				      .has_memory = true,
+				      .mem_total_kb = 1000,
+				      .mem_available_kb = 250 };
+	s1 = snapbuild__build(sb, &in);
+	cr_assert_not(s1->node.has_cpu_usage, "one reading is no rate");
+	cr_assert_eq(s1->node.mem_used_bytes, 750 * 1024);
+	in.node.busy_ticks = 1150; /* 1.5 s of CPU in 1 s */
+	s2 = snapbuild__build(sb, &in);
+	cr_assert(s2->node.has_cpu_usage);
+	cr_assert_float_eq(s2->node.cpu_cores_used, 1.5, 1e-9);
+	snapshot__put(s1);
+	snapshot__put(s2);
+}
+
+Test(snapbuild, kubepods_tiers_follow_the_driver)
+{
+	struct snapshot *s;
+
+	in.kubepods = "/kubepods";
+	s = snapbuild__build(sb, &in);
+	cr_assert_str_eq(s->node.burstable, "/kubepods/burstable");
+	cr_assert_str_eq(s->node.besteffort, "/kubepods/besteffort");
+	snapshot__put(s);
+	in.kubepods = "/kubelet.slice/kubelet-kubepods.slice";
+	s = snapbuild__build(sb, &in);
+	cr_assert_str_eq(s->node.besteffort,
+			 "/kubelet.slice/kubelet-kubepods.slice/kubelet-kubepods-besteffort.slice");
+	snapshot__put(s);
+}
+
+Test(snapbuild, static_group_owns_its_cgroups_and_descendants)
+{
+	struct pod_list *l = pod_list__new();
+	char *cgs[] = { "/batch", "/batch2" };
+	struct snapshot *s;
+
+	l->pods = calloc(1, sizeof(*l->pods));
+	l->nr_pods = 1;
+	l->pods[0].uid = strdup("g-batch");
+	l->pods[0].qos = POD_QOS_BE;
+	l->pods[0].is_static = true;
+	l->pods[0].cgroups = calloc(2, sizeof(char *));
+	l->pods[0].cgroups[0] = strdup(cgs[0]);
+	l->pods[0].cgroups[1] = strdup(cgs[1]);
+	l->pods[0].nr_cgroups = 2;
+	d[0].path = "/batch/job1";
+	d[1].path = "/batch2";
+	in.pods = l;
+	in.pods_from_walk = false;
+	s = snapbuild__build(sb, &in);
+	cr_assert_eq(s->nr_pods, 1);
+	cr_assert_str_eq(s->pods[0].cgroup, "/batch");
+	cr_assert_float_eq(s->pods[0].st.cpu_cores, 0.75, 1e-9);
+	cr_assert_eq(s->classes[POD_QOS_BE].pods, 1);
+	cr_assert_eq(s->pods_list, l, "the snapshot keeps the list alive");
+	pod_list__put(l);
+	snapshot__put(s);
+}
+
+Test(snapbuild, resctrl_readings_move_into_the_snapshot)
+{
+	struct snapshot *s;
+
+	in.rdt_enabled = true;
+	in.rdt = calloc(1, sizeof(*in.rdt));
+	snprintf(in.rdt[0].name, sizeof(in.rdt[0].name), "kqos-BE");
+	in.nr_rdt = 1;
+	s = snapbuild__build(sb, &in);
+	cr_assert_null(in.rdt, "consumed");
+	cr_assert(s->rdt_enabled);
+	cr_assert_eq(s->nr_rdt, 1);
+	cr_assert_str_eq(s->rdt[0].name, "kqos-BE");
+	snapshot__put(s);
+}
