@@ -532,6 +532,21 @@ static int loop(struct agent *a)
 	return err;
 }
 
+/* Baseline reads, so that the first tick covers exactly one interval. */
+static int baseline(struct agent *a)
+{
+	struct node_stat node;
+	int n;
+
+	host__read_node(a->host, &node);
+	snapbuild__baseline(a->sb, &node);
+	a->prev_ns = clock_ns(CLOCK_MONOTONIC);
+	a->last_reap_ns = a->prev_ns;
+	n = collector__read(a->col, a->prev, a->cap);
+	a->nprev = n > 0 ? n : 0;
+	return n < 0 ? n : 0;
+}
+
 int agent_run(struct kqos_opts *opts)
 {
 	struct agent a = { .opts = opts, .cfg = opts->cfg, .epfd = -1, .tfd = -1, .sfd = -1 };
@@ -540,14 +555,10 @@ int agent_run(struct kqos_opts *opts)
 	log_set_level(a.cfg.log_level);
 	log_bridge_libbpf();
 	err = start(&a);
-	if (!err) {
-		/* Baseline read, so the first tick covers exactly one interval. */
-		a.prev_ns = clock_ns(CLOCK_MONOTONIC);
-		a.last_reap_ns = a.prev_ns;
-		err = collector__read(a.col, a.prev, a.cap);
-		a.nprev = err > 0 ? err : 0;
-		err = err < 0 ? err : loop(&a);
-	}
+	if (!err)
+		err = baseline(&a);
+	if (!err)
+		err = loop(&a);
 	stop(&a);
 	return err;
 }

@@ -103,6 +103,11 @@ void host__poll_pods(struct host *h, uint64_t now_ns)
 		podsrc__poll(h->src, now_ns);
 }
 
+void host__read_node(struct host *h, struct node_stat *ret)
+{
+	nodestat_read(h->proc_root, ret);
+}
+
 struct cgid_index *host__ids(struct host *h)
 {
 	return h->ids;

@@ -40,6 +40,9 @@ void host__poll_pods(struct host *h, uint64_t now_ns);
 void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
 		size_t nr_cgs);
 
+/* /proc's node CPU and memory now: the baseline of the first interval. */
+void host__read_node(struct host *h, struct node_stat *ret);
+
 /* The id <-> path index of the hierarchy, for reaping vanished cgroups. */
 struct cgid_index *host__ids(struct host *h);
 

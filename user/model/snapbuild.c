@@ -354,6 +354,14 @@ static void node_cpu(struct snapbuild *sb, const struct snapbuild_input *in, str
 	sb->has_stat = true;
 }
 
+void snapbuild__baseline(struct snapbuild *sb, const struct node_stat *node)
+{
+	if (!node->has_cpu)
+		return;
+	sb->stat_busy = node->busy_ticks;
+	sb->has_stat = true;
+}
+
 static void node_memory(const struct node_stat *ns, struct snap_node *n)
 {
 	__u64 total = ns->mem_total_kb, avail = ns->mem_available_kb;

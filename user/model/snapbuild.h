@@ -72,6 +72,9 @@ struct snapbuild_input {
 	size_t nr_rdt;
 };
 
+/* The readings an interval starts from (taken with the collector's baseline read at start). */
+void snapbuild__baseline(struct snapbuild *sb, const struct node_stat *node);
+
 /* A new snapshot (one reference) or NULL on -ENOMEM. In both cases @in->rdt is consumed. */
 struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *in);
 
