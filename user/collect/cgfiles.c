@@ -113,6 +113,8 @@ int cgfiles_read(struct cgfiles *f, struct cgroupfs *cg, const char *mount,
 		clear(f);
 		return err;
 	}
+	if (!f->n)
+		return 0;
 	qsort(f->v, f->n, sizeof(*f->v), cmp_path);
 	dedup(f);
 	for (size_t i = 0; i < f->n; i++)
