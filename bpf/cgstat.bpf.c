@@ -33,6 +33,14 @@ const volatile __u32 cfg_pmu_n = 0;
  * cost a clock read per event in perf_event_read_local(); software events never multiplex.
  */
 const volatile __u32 cfg_pmu_times = 0;
+/* The hierarchy whose cgroup_* events matter: cgroup_root::hierarchy_id (0: the v2 tree). */
+const volatile __s32 cfg_hierarchy_id = 0;
+
+/*
+ * The smallest wait target in `watch`, or U64_MAX without watches: the one compare every
+ * switch-in pays before any lookup. User space writes it through the mmap'ed .data section.
+ */
+volatile __u64 watch_min_ns = ~0ULL;
 
 /*
  * Not preallocated: a per-CPU value is ~1.2 KB per CPU, so preallocating maxCgroups entries
@@ -69,6 +77,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, 64 * 1024);
 } events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(max_entries, KQOS_MAX_WATCHES);
+	__type(key, __u64);
+	__type(value, struct kqos_watch);
+} watch SEC(".maps");
+
+/* Cgroups whose new or removed descendants user space wants to hear about at once. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, KQOS_MAX_ROOTS);
+	__type(key, __u64);
+	__type(value, __u8);
+} roots SEC(".maps");
+
+/* Cgroups kqos manages: a task joining one is reported (resctrl placement). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, KQOS_MAX_MANAGED);
+	__type(key, __u64);
+	__type(value, __u8);
+} managed SEC(".maps");
 
 /* One map per event: bpf_perf_event_read_value() takes a map and a CPU index. */
 #define PMU_MAP(n)                                           \
@@ -153,24 +185,77 @@ static __always_inline __u64 switch_clock(struct task_struct *next)
 	return bpf_ktime_get_ns();
 }
 
-static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_stats *s, __u64 now)
+static __always_inline void emit(__u32 type, __u64 cgid, __u64 value, __u64 aux, __u64 ts,
+				 struct kqos_cpu_state *cpu)
+{
+	struct kqos_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+
+	if (!ev) {
+		if (cpu)
+			cpu->ev_dropped++;
+		return;
+	}
+	ev->type = type;
+	ev->cpu = bpf_get_smp_processor_id();
+	ev->cgid = cgid;
+	ev->ts_ns = ts;
+	ev->value = value;
+	ev->aux = aux;
+	bpf_ringbuf_submit(ev, 0);
+	if (cpu)
+		cpu->ev_emitted++;
+}
+
+/* A watched LS cgroup waited past its target: tell user space, at most once a ms per CPU. */
+static __always_inline void watch_wait(__u64 cgid, __u64 wait, __u64 prev_cg,
+				       struct kqos_cpu_state *cpu)
+{
+	struct kqos_watch *w;
+	__u64 now;
+
+	if (wait < watch_min_ns)
+		return;
+	w = bpf_map_lookup_elem(&watch, &cgid);
+	if (!w || wait < w->target_ns)
+		return;
+	now = bpf_ktime_get_ns();
+	if (w->last_emit_ns && now - w->last_emit_ns < KQOS_EV_GAP_NS) {
+		w->suppressed++;
+		cpu->ev_suppressed++;
+		return;
+	}
+	w->last_emit_ns = now;
+	emit(KQOS_EV_LS_WAIT, cgid, wait, prev_cg, now, cpu);
+}
+
+/* The run-queue wait that ends now, 0 when none was stamped. */
+static __always_inline __u64 wait_of(struct task_struct *next, __u64 now)
 {
 	struct task_stamp *ts;
 	__u64 queued;
 
-	s->nr_switch_in++;
 	if (cfg_wait_source == KQOS_WAIT_SCHED_INFO) {
 		queued = next->sched_info.last_queued;
-		if (queued && now > queued)
-			record_wait(s, now - queued);
-		return;
+		return queued && now > queued ? now - queued : 0;
 	}
 	ts = bpf_task_storage_get(&task_stamps, next, NULL, 0);
 	if (!ts || !ts->enqueued_ns)
-		return;
-	if (now > ts->enqueued_ns)
-		record_wait(s, now - ts->enqueued_ns);
+		return 0;
+	queued = ts->enqueued_ns;
 	ts->enqueued_ns = 0;
+	return now > queued ? now - queued : 0;
+}
+
+static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_stats *s, __u64 now,
+				      __u64 next_cg, __u64 prev_cg, struct kqos_cpu_state *cpu)
+{
+	__u64 wait = wait_of(next, now);
+
+	s->nr_switch_in++;
+	if (!wait)
+		return;
+	record_wait(s, wait);
+	watch_wait(next_cg, wait, prev_cg, cpu);
 }
 
 /*
@@ -281,7 +366,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev, struct task_s
 	/* Switches inside one cgroup are common (threads of a pod): skip the second lookup. */
 	ns = (ps && next_cg == prev_cg) ? ps : cg_lookup(next_cg, cpu);
 	if (ns)
-		switch_in(next, ns, now);
+		switch_in(next, ns, now, next_cg, prev_cg, cpu);
 	return 0;
 }
 
@@ -331,6 +416,86 @@ SEC("tp_btf/sched_wakeup_new")
 int BPF_PROG(sched_wakeup_new, struct task_struct *p)
 {
 	stamp(p, bpf_ktime_get_ns());
+	return 0;
+}
+
+/* --- cgroup life cycle ---------------------------------------------------------------------- */
+
+static __always_inline bool in_hierarchy(struct cgroup *cgrp)
+{
+	return cgrp->root->hierarchy_id == cfg_hierarchy_id;
+}
+
+/* Some ancestor of @cgrp (not itself) is a watched root. */
+static __always_inline bool below_root(struct cgroup *cgrp)
+{
+	int level = cgrp->level;
+
+	for (int i = 0; i < KQOS_MAX_DEPTH; i++) {
+		struct cgroup *a = NULL;
+		__u64 id;
+
+		if (i >= level)
+			break;
+		bpf_core_read(&a, sizeof(a), &cgrp->ancestors[i]);
+		if (!a)
+			break;
+		id = kernfs_node_id_read(BPF_CORE_READ(a, kn));
+		if (bpf_map_lookup_elem(&roots, &id))
+			return true;
+	}
+	return false;
+}
+
+static __always_inline __u64 parent_id(struct cgroup *cgrp)
+{
+	struct cgroup *p = NULL;
+	int level = cgrp->level;
+
+	if (level <= 0 || level > 255)
+		return 0;
+	bpf_core_read(&p, sizeof(p), &cgrp->ancestors[level - 1]);
+	return p ? kernfs_node_id_read(BPF_CORE_READ(p, kn)) : 0;
+}
+
+static __always_inline void life_event(__u32 type, struct cgroup *cgrp)
+{
+	__u32 zero = 0;
+
+	if (!in_hierarchy(cgrp) || !below_root(cgrp))
+		return;
+	emit(type, kernfs_node_id(cgrp->kn), 0, parent_id(cgrp), bpf_ktime_get_ns(),
+	     bpf_map_lookup_elem(&cpu_state, &zero));
+}
+
+SEC("tp_btf/cgroup_mkdir")
+int BPF_PROG(cgroup_mkdir, struct cgroup *cgrp, const char *path)
+{
+	life_event(KQOS_EV_CG_MKDIR, cgrp);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_rmdir")
+int BPF_PROG(cgroup_rmdir, struct cgroup *cgrp, const char *path)
+{
+	life_event(KQOS_EV_CG_RMDIR, cgrp);
+	return 0;
+}
+
+SEC("tp_btf/cgroup_attach_task")
+int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path, struct task_struct *task,
+	     bool threadgroup)
+{
+	__u32 zero = 0;
+	__u64 id;
+
+	if (!in_hierarchy(dst))
+		return 0;
+	id = kernfs_node_id(dst->kn);
+	if (!bpf_map_lookup_elem(&managed, &id))
+		return 0;
+	emit(KQOS_EV_CG_ATTACH, id, task->pid, task->tgid, bpf_ktime_get_ns(),
+	     bpf_map_lookup_elem(&cpu_state, &zero));
 	return 0;
 }
 

@@ -34,20 +34,49 @@ struct kqos_cpu_state {
 	__u64 pmu_valid; /* bit i: pmu_last[i] holds a reading of event i */
 	__u64 pmu_errors; /* failed reads of an event (no fd on this CPU) */
 	__u64 pmu_read_ns; /* when the PMU events were last read on this CPU */
+	__u64 ev_emitted; /* ring buffer records submitted */
+	__u64 ev_dropped; /* records lost to a full ring buffer */
+	__u64 ev_suppressed; /* LS waits past target not sent: rate limit (KQOS_EV_GAP_NS) */
 	struct kqos_pmu_reading pmu_last[KQOS_PMU_MAX];
 };
-_Static_assert(sizeof(struct kqos_cpu_state) == 40 + KQOS_PMU_MAX * 24, "cpu_state layout");
+_Static_assert(sizeof(struct kqos_cpu_state) == 64 + KQOS_PMU_MAX * 24, "cpu_state layout");
 
 /* Ring buffer record types (`events` map); only urgent things travel this way. */
-#define KQOS_EV_NONE 0
+#define KQOS_EV_NONE	  0
+#define KQOS_EV_LS_WAIT	  1 /* a watched cgroup's task waited past its target */
+#define KQOS_EV_CG_MKDIR  2 /* a cgroup was created below a watched root */
+#define KQOS_EV_CG_RMDIR  3 /* a cgroup below a watched root was removed */
+#define KQOS_EV_CG_ATTACH 4 /* a task moved into a managed cgroup */
+
+/* At most one LS_WAIT record per watched cgroup per CPU in this time; the rest are counted. */
+#define KQOS_EV_GAP_NS 1000000ULL
 
 struct kqos_event {
-	__u32 type;
+	__u32 type; /* KQOS_EV_* */
 	__u32 cpu;
-	__u64 cgid;
-	__u64 ts_ns;
-	__u64 value;
+	__u64 cgid; /* LS_WAIT: the waiting cgroup; CG_*: the cgroup created, removed, joined */
+	__u64 ts_ns; /* bpf_ktime_get_ns(): CLOCK_MONOTONIC */
+	__u64 value; /* LS_WAIT: wait ns; CG_ATTACH: the task's pid (tid) */
+	__u64 aux; /* LS_WAIT: the cgroup that ran before on this CPU (0: idle); CG_MKDIR/RMDIR:
+		    * the parent's id; CG_ATTACH: the task's tgid */
 };
-_Static_assert(sizeof(struct kqos_event) == 32, "event layout");
+_Static_assert(sizeof(struct kqos_event) == 40, "event layout");
+
+/*
+ * Value of the PERCPU_HASH `watch`, keyed by cgroup id: an LS cgroup and its run-queue wait
+ * target. Per CPU, so the rate limit touches no shared line; user space writes target_ns on
+ * every CPU and leaves the rest to the kernel.
+ */
+struct kqos_watch {
+	__u64 target_ns;
+	__u64 last_emit_ns; /* this CPU's last LS_WAIT record for the cgroup */
+	__u64 suppressed; /* records this CPU left out for the rate limit */
+};
+_Static_assert(sizeof(struct kqos_watch) == 24, "watch layout");
+
+#define KQOS_MAX_WATCHES 4096
+#define KQOS_MAX_ROOTS	 256
+#define KQOS_MAX_MANAGED 16384
+#define KQOS_MAX_DEPTH	 16 /* ancestors searched for a watched root */
 
 #endif

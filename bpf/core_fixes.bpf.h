@@ -28,6 +28,14 @@ static __always_inline __u64 kernfs_node_id(struct kernfs_node *kn)
 	return kn->id;
 }
 
+/* The same for a pointer the verifier does not trust (read from an array with probe_read). */
+static __always_inline __u64 kernfs_node_id_read(struct kernfs_node *kn)
+{
+	if (bpf_core_type_exists(union kernfs_node_id___old))
+		return BPF_CORE_READ((struct kernfs_node___old *)kn, id.id);
+	return BPF_CORE_READ(kn, id);
+}
+
 /*
  * task_struct::state was renamed __state in kernel commit 2f064a59a11f ("sched: Change
  * task_struct::state", v5.14).

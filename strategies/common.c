@@ -69,9 +69,71 @@ void strat_be_full(const struct strategy_input *in, struct cpumask *ret)
 bool strat_besteffort_dir(const struct snapshot *snap, char *buf, size_t size)
 {
 	const char *d = snap->node.besteffort;
+	size_t n = strlen(d), lead = d[0] != '/';
 
-	if (!d[0])
+	/* a dir too long for a plan path is no dir to plan on */
+	if (!n || n + lead + 1 > size)
 		return false;
-	snprintf(buf, size, "%s%s", d[0] == '/' ? "" : "/", d);
+	buf[0] = '/';
+	memcpy(buf + lead, d, n + 1);
 	return true;
+}
+
+void strat_be_targets(const struct snapshot *snap, struct be_targets *t)
+{
+	memset(t, 0, sizeof(*t));
+	if (strat_besteffort_dir(snap, t->top[0], sizeof(t->top[0]))) {
+		t->nr_top = 1;
+		t->k8s = true;
+		return;
+	}
+	for (size_t i = 0; i < snap->nr_pods && t->nr_top < 64; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+
+		if (sp->pod && sp->pod->is_static && sp->pod->is_active && sp->cgroup &&
+		    strat_pod_is_be(sp->pod))
+			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
+	}
+}
+
+bool strat_is_be_child(const struct be_targets *t, const struct snap_pod *sp)
+{
+	if (!sp->pod || !sp->pod->is_active || !sp->cgroup)
+		return false;
+	if (t->k8s)
+		return sp->pod->k8s_qos == POD_K8S_QOS_BESTEFFORT;
+	return sp->pod->is_static && strat_pod_is_be(sp->pod);
+}
+
+int strat_plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct be_targets *t,
+			  bool kubelet_static, const struct cpumask *cpus,
+			  const struct cpumask *full, const char *why)
+{
+	const struct cpumask *upper = kubelet_static && t->k8s ? full : cpus;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_top && !err; i++)
+		err = plan_set_cpuset(p, t->top[i], upper, why);
+	for (size_t i = 0; i < snap->nr_pods && !err; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+
+		if (!strat_is_be_child(t, sp))
+			continue;
+		if (t->k8s)
+			err = plan_set_cpuset(p, sp->cgroup, upper, why);
+		for (size_t c = 0; c < sp->nr_ctrs && !err; c++)
+			if (sp->ctrs[c].cgroup)
+				err = plan_set_cpuset(p, sp->ctrs[c].cgroup, cpus, why);
+	}
+	return err;
+}
+
+int strat_plan_top(struct plan *p, const struct be_targets *t, enum plan_knob knob,
+		   const struct plan_value *v, const char *why)
+{
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_top && !err; i++)
+		err = plan_set(p, t->top[i], knob, v, "%s", why);
+	return err;
 }

@@ -26,4 +26,27 @@ void strat_be_full(const struct strategy_input *in, struct cpumask *ret);
 /* "/kubepods/besteffort" with a leading '/' into buf; false when the snapshot has none. */
 bool strat_besteffort_dir(const struct snapshot *snap, char *buf, size_t size);
 
+/* The dirs BE suppression lives on, and the BE pods' own dirs below them. */
+struct be_targets {
+	char top[64][PLAN_CGROUP_MAX]; /* besteffort, or each BE group */
+	size_t nr_top;
+	bool k8s; /* a besteffort dir exists */
+};
+
+/* The besteffort dir when the snapshot has one, else every active BE bare-metal group. */
+void strat_be_targets(const struct snapshot *snap, struct be_targets *t);
+/* BE pod dirs below the besteffort dir (the level koordinator walks), or a BE group. */
+bool strat_is_be_child(const struct be_targets *t, const struct snap_pod *sp);
+/*
+ * The cpuset on the whole BE tree, parents and children alike (v1 refuses a parent narrower
+ * than its children). kubelet static: only containers get @cpus, the besteffort and pod dirs
+ * keep @full (runc conflicts, koordinator issues #546/#556).
+ */
+int strat_plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct be_targets *t,
+			  bool kubelet_static, const struct cpumask *cpus,
+			  const struct cpumask *full, const char *why);
+/* One knob value on every top dir. */
+int strat_plan_top(struct plan *p, const struct be_targets *t, enum plan_knob knob,
+		   const struct plan_value *v, const char *why);
+
 #endif

@@ -235,80 +235,9 @@ int64_t suppress_cfs_quota(int64_t budget_milli, unsigned int nr_cpus, int64_t c
 	return q;
 }
 
-/* The dirs the suppress level lives on, and the BE pods' own dirs below them. */
-struct targets {
-	char top[64][PLAN_CGROUP_MAX]; /* besteffort, or each BE group */
-	size_t nr_top;
-	bool k8s; /* a besteffort dir exists */
-};
-
-static void find_targets(const struct snapshot *snap, struct targets *t)
-{
-	memset(t, 0, sizeof(*t));
-	if (strat_besteffort_dir(snap, t->top[0], sizeof(t->top[0]))) {
-		t->nr_top = 1;
-		t->k8s = true;
-		return;
-	}
-	for (size_t i = 0; i < snap->nr_pods && t->nr_top < 64; i++) {
-		const struct snap_pod *sp = &snap->pods[i];
-
-		if (sp->pod && sp->pod->is_static && sp->pod->is_active && sp->cgroup &&
-		    strat_pod_is_be(sp->pod))
-			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
-	}
-}
-
-/* BE pod dirs below the besteffort dir, the level koordinator walks (depth <= 2). */
-static bool is_be_child(const struct targets *t, const struct snap_pod *sp)
-{
-	if (!sp->pod || !sp->pod->is_active || !sp->cgroup)
-		return false;
-	if (t->k8s)
-		return sp->pod->k8s_qos == POD_K8S_QOS_BESTEFFORT;
-	return sp->pod->is_static && strat_pod_is_be(sp->pod);
-}
-
-/*
- * The cpuset on the whole BE tree. kubelet static: only containers get @cpus, the besteffort
- * and pod dirs keep @full (runc conflicts, koordinator issues #546/#556).
- */
-static int plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct targets *t,
-			   bool kubelet_static, const struct cpumask *cpus,
-			   const struct cpumask *full, const char *why)
-{
-	const struct cpumask *upper = kubelet_static && t->k8s ? full : cpus;
-	int err = 0;
-
-	for (size_t i = 0; i < t->nr_top && !err; i++)
-		err = plan_set_cpuset(p, t->top[i], upper, why);
-	for (size_t i = 0; i < snap->nr_pods && !err; i++) {
-		const struct snap_pod *sp = &snap->pods[i];
-
-		if (!is_be_child(t, sp))
-			continue;
-		if (t->k8s)
-			err = plan_set_cpuset(p, sp->cgroup, upper, why);
-		for (size_t c = 0; c < sp->nr_ctrs && !err; c++)
-			if (sp->ctrs[c].cgroup)
-				err = plan_set_cpuset(p, sp->ctrs[c].cgroup, cpus, why);
-	}
-	return err;
-}
-
-static int plan_top(struct plan *p, const struct targets *t, enum plan_knob knob,
-		    const struct plan_value *v, const char *why)
-{
-	int err = 0;
-
-	for (size_t i = 0; i < t->nr_top && !err; i++)
-		err = plan_set(p, t->top[i], knob, v, "%s", why);
-	return err;
-}
-
 /* @hold: no usage this tick, keep the last decision rather than let the knob be released */
 static int decide_cpuset(struct suppress_state *st, const struct strategy_input *in,
-			 const struct targets *t, int64_t budget, bool hold, struct plan *p,
+			 const struct be_targets *t, int64_t budget, bool hold, struct plan *p,
 			 struct strategy_report *rep)
 {
 	struct cpumask allowed, lse, lsr, full, cpus;
@@ -332,27 +261,28 @@ static int decide_cpuset(struct suppress_state *st, const struct strategy_input 
 		snprintf(why, sizeof(why), "suppress cpuset: budget %lldm -> %u cpus",
 			 (long long)budget, st->cur_cpus);
 	}
-	err = plan_be_cpusets(p, in->snap, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC, &cpus,
-			      &full, why);
+	err = strat_plan_be_cpusets(p, in->snap, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC,
+				    &cpus, &full, why);
 	if (!err)
-		err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress cpuset: no quota");
+		err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited,
+				     "suppress cpuset: no quota");
 	rep->has_be_cpus = true;
 	rep->be_cpus = cpus;
 	return err;
 }
 
 /* Neutral cpusets (the full BE set) for every policy but cpuset. */
-static int restore_cpusets(const struct strategy_input *in, const struct targets *t, struct plan *p,
-			   const char *why)
+static int restore_cpusets(const struct strategy_input *in, const struct be_targets *t,
+			   struct plan *p, const char *why)
 {
 	struct cpumask full;
 
 	strat_be_full(in, &full);
-	return plan_be_cpusets(p, in->snap, t, false, &full, &full, why);
+	return strat_plan_be_cpusets(p, in->snap, t, false, &full, &full, why);
 }
 
 static int decide_quota(struct suppress_state *st, const struct strategy_input *in,
-			const struct targets *t, int64_t budget, bool hold, struct plan *p,
+			const struct be_targets *t, int64_t budget, bool hold, struct plan *p,
 			struct strategy_report *rep)
 {
 	struct plan_value v = { .period_us = CFS_PERIOD_US };
@@ -363,7 +293,7 @@ static int decide_quota(struct suppress_state *st, const struct strategy_input *
 			    suppress_cfs_quota(budget, in->snap->node.nr_cpus, st->cur_quota);
 	st->cur_quota = v.quota_us;
 	snprintf(why, sizeof(why), "suppress cfsQuota: budget %lldm", (long long)budget);
-	err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
+	err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
 	if (!err)
 		err = restore_cpusets(in, t, p, "suppress cfsQuota: full BE cpuset");
 	rep->has_be_quota = true;
@@ -371,7 +301,7 @@ static int decide_quota(struct suppress_state *st, const struct strategy_input *
 	return err;
 }
 
-static int decide_weight_idle(const struct strategy_input *in, const struct targets *t,
+static int decide_weight_idle(const struct strategy_input *in, const struct be_targets *t,
 			      struct plan *p)
 {
 	struct plan_value unlimited = { .quota_us = -1 };
@@ -379,10 +309,11 @@ static int decide_weight_idle(const struct strategy_input *in, const struct targ
 	bool weight = in->cfg->suppress_policy == SUPPRESS_WEIGHT;
 	int err;
 
-	err = plan_top(p, t, weight ? PLAN_KNOB_SHARES : PLAN_KNOB_IDLE, &v,
-		       weight ? "suppress weight: low BE shares" : "suppress idle: SCHED_IDLE");
+	err = strat_plan_top(p, t, weight ? PLAN_KNOB_SHARES : PLAN_KNOB_IDLE, &v,
+			     weight ? "suppress weight: low BE shares" :
+				      "suppress idle: SCHED_IDLE");
 	if (!err)
-		err = plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress: no quota");
+		err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress: no quota");
 	if (!err)
 		err = restore_cpusets(in, t, p, "suppress: full BE cpuset");
 	return err;
@@ -392,7 +323,7 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 			   struct strategy_report *rep)
 {
 	struct suppress_state *st = state;
-	struct targets t;
+	struct be_targets t;
 	int64_t budget = 0;
 	bool hold;
 
@@ -402,7 +333,7 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 		st->cur_cpus = 0;
 		st->cur_quota = -1;
 	}
-	find_targets(in->snap, &t);
+	strat_be_targets(in->snap, &t);
 	if (!t.nr_top)
 		return 0;
 	if (st->policy == SUPPRESS_WEIGHT || st->policy == SUPPRESS_IDLE)

@@ -13,6 +13,7 @@
 #include "cgroupfs.h"
 #include "collector.h"
 #include "enforce.h"
+#include "events.h"
 #include "export.h"
 #include "host.h"
 #include "log.h"
@@ -99,7 +100,7 @@ static int setup_loop(struct agent *a)
 	if (!err)
 		err = watch(a, a->tfd, EV_TIMER);
 	if (!err)
-		err = watch(a, collector__events_fd(a->col), EV_RINGBUF);
+		err = watch(a, kevents__epoll_fd(collector__kevents(a->col)), EV_RINGBUF);
 	if (!err && a->exp && exporter__epoll_fd(a->exp) >= 0)
 		err = watch(a, exporter__epoll_fd(a->exp), EV_EXPORT);
 	if (!err)
@@ -506,6 +507,15 @@ static int on_timer(struct agent *a)
 	return print_once(a);
 }
 
+/* The kernel's urgent events, between ticks. */
+static void on_events(struct agent *a)
+{
+	struct kevents *ev = collector__kevents(a->col);
+
+	kevents__consume(ev);
+	kevents__clear(ev);
+}
+
 static int loop(struct agent *a)
 {
 	struct epoll_event evs[8];
@@ -524,7 +534,7 @@ static int loop(struct agent *a)
 			else if (evs[i].data.u64 == EV_TIMER)
 				err = on_timer(a);
 			else if (evs[i].data.u64 == EV_RINGBUF)
-				collector__consume_events(a->col);
+				on_events(a);
 			else if (evs[i].data.u64 == EV_EXPORT)
 				exporter__dispatch(a->exp, clock_ns(CLOCK_MONOTONIC));
 		}

@@ -15,6 +15,7 @@
 #include "collector.h"
 #include "cpulist.h"
 #include "cputopo.h"
+#include "events.h"
 #include "log.h"
 
 /* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
@@ -22,7 +23,7 @@
 
 struct collector {
 	struct cgstat_bpf *skel;
-	struct ring_buffer *rb;
+	struct kevents *ev;
 	int ncpus;
 	size_t capacity;
 	__u64 *keys;
@@ -180,17 +181,6 @@ const char *collector__wait_source(const struct collector *c)
 	return c->wait_source == KQOS_WAIT_SCHED_INFO ? "sched_info" : "wakeup";
 }
 
-static int handle_event(void *ctx, void *data, size_t size)
-{
-	const struct kqos_event *ev = data;
-
-	if (size < sizeof(*ev))
-		return 0;
-	log_dbg("bpf event", "type=%u cgid=%llu value=%llu", ev->type, (unsigned long long)ev->cgid,
-		(unsigned long long)ev->value);
-	return 0;
-}
-
 static int alloc_buffers(struct collector *c)
 {
 	c->keys = calloc(BATCH, sizeof(*c->keys));
@@ -233,6 +223,7 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 		bpf_program__set_autoload(c->skel->progs.sched_wakeup, false);
 		bpf_program__set_autoload(c->skel->progs.sched_wakeup_new, false);
 	}
+	c->skel->rodata->cfg_hierarchy_id = opts->hierarchy_id;
 	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
 	if (err)
 		return err;
@@ -251,6 +242,18 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 		return err;
 	}
 	return attach_ticks(c);
+}
+
+static int open_events(struct collector *c)
+{
+	struct kevents_maps m = { .ringbuf_fd = bpf_map__fd(c->skel->maps.events),
+				  .watch_fd = bpf_map__fd(c->skel->maps.watch),
+				  .roots_fd = bpf_map__fd(c->skel->maps.roots),
+				  .managed_fd = bpf_map__fd(c->skel->maps.managed),
+				  .watch_min_ns = &c->skel->data->watch_min_ns,
+				  .ncpus = c->ncpus };
+
+	return kevents__new(&m, &c->ev);
 }
 
 int collector__open(const struct collector_opts *opts, struct collector **ret)
@@ -285,12 +288,9 @@ int collector__open(const struct collector_opts *opts, struct collector **ret)
 	err = load_and_attach(c, opts);
 	if (err)
 		goto err_free;
-	c->rb = ring_buffer__new(bpf_map__fd(c->skel->maps.events), handle_event, c, NULL);
-	if (!c->rb) {
-		err = -errno;
-		log_err("failed to create the events ring buffer", "err=%d", err);
+	err = open_events(c);
+	if (err)
 		goto err_free;
-	}
 	*ret = c;
 	return 0;
 
@@ -303,7 +303,7 @@ void collector__free(struct collector *c)
 {
 	if (!c)
 		return;
-	ring_buffer__free(c->rb);
+	kevents__free(c->ev);
 	detach_ticks(c);
 	cgstat_bpf__destroy(c->skel);
 	pmu_set__free(c->pmu);
@@ -416,12 +416,16 @@ int collector__pmu_refresh(struct collector *c)
 	return pmu_set__refresh(c->pmu, c->pmu_map_fds);
 }
 
-int collector__events_fd(const struct collector *c)
+struct kevents *collector__kevents(struct collector *c)
 {
-	return ring_buffer__epoll_fd(c->rb);
+	return c->ev;
 }
 
-int collector__consume_events(struct collector *c)
+void collector__event_stats(struct collector *c, struct snap_events *ret)
 {
-	return ring_buffer__consume(c->rb);
+	ret->emitted = sum_cpu_state(c, offsetof(struct kqos_cpu_state, ev_emitted));
+	ret->dropped = sum_cpu_state(c, offsetof(struct kqos_cpu_state, ev_dropped));
+	ret->suppressed = sum_cpu_state(c, offsetof(struct kqos_cpu_state, ev_suppressed));
+	ret->queue_lost = kevents__lost(c->ev);
+	ret->watches = kevents__nr_watches(c->ev);
 }

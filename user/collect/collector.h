@@ -7,6 +7,7 @@
 
 #include "cgstat.h"
 #include "counters.h"
+#include "snapshot.h"
 #include "pmu.h"
 
 /*
@@ -24,6 +25,7 @@ struct collector_opts {
 	__u32 max_cgroups; /* cg_stats capacity; 0 = KQOS_MAX_CGROUPS_DEFAULT */
 	__u32 wait_source; /* enum collector_wait_source */
 	const char *sys_root; /* sysfs root for the online CPUs; NULL = /sys */
+	__s32 hierarchy_id; /* cgroup_root hierarchy_id of the tree cgroup events come from */
 	const struct pmu_event_cfg *pmu_events; /* counted per cgroup at each switch */
 	int pmu_n; /* 0..KQOS_PMU_MAX; events the host lacks are dropped */
 };
@@ -62,8 +64,10 @@ const struct pmu_event_cfg *collector__pmu_event(const struct collector *c, int 
 /* Follow CPU hotplug for the PMU events and the per-CPU tick; cheap when nothing changed. */
 int collector__pmu_refresh(struct collector *c);
 
-/* fd of the events ring buffer for epoll, and its consumer (the callback is for later use). */
-int collector__events_fd(const struct collector *c);
-int collector__consume_events(struct collector *c);
+/* The kernel's event queue and the maps that choose what it reports (events.h). */
+struct kevents;
+struct kevents *collector__kevents(struct collector *c);
+/* Ring buffer figures since start, summed over CPUs, for the snapshot and the export. */
+void collector__event_stats(struct collector *c, struct snap_events *ret);
 
 #endif

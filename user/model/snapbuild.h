@@ -67,6 +67,7 @@ struct snapbuild_input {
 	const struct pmu_event_cfg *pmu;
 	int pmu_n;
 	unsigned long long dropped;
+	struct snap_events events;
 	bool rdt_enabled;
 	struct snap_rdt_group *rdt; /* malloc'd; owned by the snapshot once built */
 	size_t nr_rdt;

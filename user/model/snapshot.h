@@ -154,6 +154,15 @@ struct snap_enforce {
 	struct snap_action recent[SNAP_RECENT];
 };
 
+/* The kernel's event path: ring buffer figures since start. */
+struct snap_events {
+	__u64 emitted; /* records submitted */
+	__u64 dropped; /* lost to a full ring buffer */
+	__u64 suppressed; /* LS waits past target left out by the per-CPU rate limit */
+	__u64 queue_lost; /* records user space had no room for between two drains */
+	__u64 watches; /* LS cgroups watched */
+};
+
 struct snapshot {
 	unsigned int refs;
 	__u64 seq; /* 1, 2, ... per agent run */
@@ -183,6 +192,7 @@ struct snapshot {
 	int pmu_n;
 	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 	unsigned long long dropped_switches;
+	struct snap_events events;
 
 	bool rdt_enabled; /* resctrl mounted and usable */
 	struct snap_rdt_group *rdt;
