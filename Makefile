@@ -82,7 +82,7 @@ AGENT_INC := -Iuser -Iuser/collect -Iuser/actuate -Iuser/export $(STRAT_INC) $(C
 TEST_INC := $(AGENT_INC) -Iuser/top -Itests/lib
 
 KQOSD_SRCS := user/main.c
-AGENT_SRCS := user/agent.c user/opts.c user/config.c
+AGENT_SRCS := user/agent.c user/react.c user/opts.c user/config.c
 LOG_SRCS := user/log.c
 COLLECT_SRCS := $(wildcard user/collect/*.c)
 ACTUATE_SRCS := $(wildcard user/actuate/*.c)

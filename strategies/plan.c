@@ -2,6 +2,7 @@
 /* The plan: one desired value per (cgroup, knob), with provenance and precedence. */
 #include <errno.h>
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -109,6 +110,86 @@ static int set_va(struct plan *p, const char *cgroup, enum plan_knob knob,
 		  const struct plan_value *v, const char *why_fmt, va_list ap)
 	__attribute__((format(printf, 5, 0)));
 
+/* Infinity for quotas (-1 is unlimited, the loosest). */
+static int64_t quota_order(int64_t q)
+{
+	return q < 0 ? INT64_MAX : q;
+}
+
+/* @v merged into the planned @e, the tighter of the two per knob; false when @e stays. */
+static bool tighter(const struct plan_entry *e, const struct plan_value *v, struct plan_value *ret)
+{
+	*ret = e->v;
+	switch (e->knob) {
+	case PLAN_KNOB_CPUSET:
+		cpumask_and(&ret->cpus, &e->v.cpus, &v->cpus);
+		/* an empty cpuset is no value: the planned set stays */
+		if (cpumask_empty(&ret->cpus) || cpumask_equal(&ret->cpus, &e->v.cpus))
+			return false;
+		return true;
+	case PLAN_KNOB_CFS_QUOTA:
+		if (quota_order(v->quota_us) >= quota_order(e->v.quota_us))
+			return false;
+		ret->quota_us = v->quota_us;
+		return true;
+	case PLAN_KNOB_SHARES:
+		ret->shares = v->shares < e->v.shares ? v->shares : e->v.shares;
+		return v->shares < e->v.shares;
+	case PLAN_KNOB_IDLE:
+		ret->idle = true;
+		return v->idle && !e->v.idle;
+	case PLAN_KNOB_MEMORY_MAX:
+		ret->mem_bytes = v->mem_bytes < e->v.mem_bytes ? v->mem_bytes : e->v.mem_bytes;
+		return v->mem_bytes < e->v.mem_bytes;
+	default:
+		return false;
+	}
+}
+
+static void fill(struct plan_entry *e, const struct plan *p, const char *cgroup,
+		 enum plan_knob knob, const struct plan_value *v, const char *why_fmt, va_list ap)
+	__attribute__((format(printf, 6, 0)));
+
+static void fill(struct plan_entry *e, const struct plan *p, const char *cgroup,
+		 enum plan_knob knob, const struct plan_value *v, const char *why_fmt, va_list ap)
+{
+	memset(e, 0, sizeof(*e));
+	snprintf(e->cgroup, sizeof(e->cgroup), "%s", cgroup);
+	e->knob = knob;
+	e->v = *v;
+	e->strategy = p->strategy ? p->strategy : "?";
+	e->prio = p->prio;
+	vsnprintf(e->why, sizeof(e->why), why_fmt, ap);
+}
+
+static int tighten_va(struct plan *p, const char *cgroup, enum plan_knob knob,
+		      const struct plan_value *v, const char *why_fmt, va_list ap)
+	__attribute__((format(printf, 5, 0)));
+
+static int tighten_va(struct plan *p, const char *cgroup, enum plan_knob knob,
+		      const struct plan_value *v, const char *why_fmt, va_list ap)
+{
+	struct plan_entry *e = find(p, cgroup, knob);
+	struct plan_value m;
+	int prio = p->prio, err;
+
+	if (!e) {
+		err = slot(p, cgroup, knob, &e);
+		if (err || !e)
+			return err;
+		fill(e, p, cgroup, knob, v, why_fmt, ap);
+		return 0;
+	}
+	if (!tighter(e, v, &m)) {
+		p->nr_overridden++;
+		return 0;
+	}
+	prio = e->prio > prio ? e->prio : prio; /* a later plain request still may not loosen it */
+	fill(e, p, cgroup, knob, &m, why_fmt, ap);
+	e->prio = prio;
+	return 0;
+}
+
 static int set_va(struct plan *p, const char *cgroup, enum plan_knob knob,
 		  const struct plan_value *v, const char *why_fmt, va_list ap)
 {
@@ -117,16 +198,29 @@ static int set_va(struct plan *p, const char *cgroup, enum plan_knob knob,
 
 	if (!path_ok(cgroup) || (unsigned int)knob >= PLAN_KNOB_NR)
 		return -EINVAL;
+	if (p->tighten)
+		return tighten_va(p, cgroup, knob, v, why_fmt, ap);
 	err = slot(p, cgroup, knob, &e);
 	if (err || !e)
 		return err;
-	memset(e, 0, sizeof(*e));
-	snprintf(e->cgroup, sizeof(e->cgroup), "%s", cgroup);
-	e->knob = knob;
-	e->v = *v;
-	e->strategy = p->strategy ? p->strategy : "?";
-	e->prio = p->prio;
-	vsnprintf(e->why, sizeof(e->why), why_fmt, ap);
+	fill(e, p, cgroup, knob, v, why_fmt, ap);
+	return 0;
+}
+
+int plan_copy(struct plan *dst, const struct plan *src)
+{
+	if (dst->cap < src->nr) {
+		void *n = realloc(dst->entries, src->nr * sizeof(*dst->entries));
+
+		if (!n)
+			return -ENOMEM;
+		dst->entries = n;
+		dst->cap = src->nr;
+	}
+	if (src->nr)
+		memcpy(dst->entries, src->entries, src->nr * sizeof(*dst->entries));
+	dst->nr = src->nr;
+	dst->nr_overridden = src->nr_overridden;
 	return 0;
 }
 

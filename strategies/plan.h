@@ -14,7 +14,7 @@
  *
  * Precedence: one entry per (cgroup, knob). When two strategies want the same knob, the higher
  * `prio` wins (cpu_suppress 30 > cpuset_rules 20 > batch_resource 10, see registry.c); on a
- * tie the first writer keeps it. The loser is counted in nr_overridden and logged at debug by
+ * tie the first writer keeps it. The latency guard, last, only tightens (`tighten` below). The loser is counted in nr_overridden and logged at debug by
  * the actuator, never silently merged: a knob has exactly one owner per tick.
  *
  * Cgroup paths are relative to the hierarchy root ("/kubepods/besteffort"), as in the snapshot.
@@ -58,6 +58,13 @@ struct plan {
 	/* the strategy writing now and its precedence, set by the caller of decide() */
 	const char *strategy;
 	int prio;
+	/*
+	 * Set for a strategy that tightens (the latency guard): a request for a knob already
+	 * planned keeps the tighter value of the two, whatever the precedence: quota smaller
+	 * (unlimited the loosest), shares smaller, idle on, cpuset intersected (an empty
+	 * intersection keeps the planned set), memory smaller. It never loosens a knob.
+	 */
+	bool tighten;
 };
 
 void plan_init(struct plan *p);
@@ -77,6 +84,9 @@ int plan_set_quota(struct plan *p, const char *cgroup, int64_t quota_us, const c
 int plan_set_shares(struct plan *p, const char *cgroup, uint64_t shares, const char *why);
 int plan_set_idle(struct plan *p, const char *cgroup, bool idle, const char *why);
 int plan_set_memory(struct plan *p, const char *cgroup, uint64_t bytes, const char *why);
+
+/* Make @dst hold @src's entries (the strategy names are static strings). 0 or -ENOMEM. */
+int plan_copy(struct plan *dst, const struct plan *src);
 
 /* Borrowed entry for (cgroup, knob), or NULL. */
 const struct plan_entry *plan_find(const struct plan *p, const char *cgroup, enum plan_knob knob);

@@ -3,6 +3,8 @@
 #define KQOS_STRATEGIES_STRATEGY_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #include "plan.h"
 #include "slo.h"
@@ -18,6 +20,31 @@
 struct strategy_input {
 	const struct snapshot *snap;
 	const struct slo_config *cfg;
+	/* CLOCK_MONOTONIC: the snapshot's time on a tick, the caller's between ticks */
+	uint64_t now_ns;
+	bool is_tick; /* false: between ticks (kernel events, a strategy's own deadline) */
+	const struct wait_event *waits; /* between ticks: LS waits past their targets */
+	size_t nr_waits;
+};
+
+/* The guard's transitions of one call, for the enforcer to log and count. */
+enum guard_move { GUARD_ESCALATE = 0, GUARD_BACK_OUT, GUARD_RELAX, GUARD_MOVE_NR };
+
+#define GUARD_MOVES_MAX 4
+
+struct guard_report {
+	bool enabled;
+	unsigned int level; /* ladder steps in force */
+	unsigned int steps; /* bit GUARD_STEP_*: the steps in force */
+	uint64_t next_ns; /* when it wants to be asked again without events; 0 = no need */
+	uint64_t breaches; /* since start: waits past target seen (events and ticks) */
+	uint64_t moves[GUARD_MOVE_NR]; /* since start */
+	size_t nr_new;
+	struct guard_transition {
+		enum guard_move move;
+		unsigned int from, to; /* levels */
+		char why[96];
+	} new_moves[GUARD_MOVES_MAX]; /* this call's */
 };
 
 /*
@@ -29,12 +56,15 @@ struct strategy_report {
 	struct cpumask be_cpus;
 	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
 	int64_t be_quota_us;
+	struct guard_report guard; /* the latency guard */
 };
 
 struct kqos_strategy {
 	const char *name;
 	const char *desc;
 	int prio; /* plan precedence: higher wins a contested knob (plan.h) */
+	bool tightens; /* its entries only tighten what the others planned (plan.h) */
+	bool reacts; /* asked between ticks too (in->is_tick false), on the last tick's plan */
 	/* required: whether the config turns this strategy on */
 	bool (*enabled)(const struct slo_config *cfg);
 	/* optional: private state; *ret_state may stay NULL */
@@ -49,6 +79,15 @@ struct kqos_strategy {
 extern const struct kqos_strategy cpu_suppress_strategy;
 extern const struct kqos_strategy cpuset_rules_strategy;
 extern const struct kqos_strategy batch_resource_strategy;
+extern const struct kqos_strategy latency_guard_strategy;
+
+/*
+ * The LS cgroups the kernel should watch and their wait targets: every cgroup of an active
+ * LSE, LSR or LS pod (its own, its containers', those charged to it), with the pod's target
+ * (annotation or group key) or its class's. At most @cap into @out; returns how many.
+ */
+size_t latency_guard_watches(const struct snapshot *snap, const struct slo_config *cfg,
+			     struct wait_watch *out, size_t cap);
 
 /* NULL-terminated, in precedence order (highest first). */
 extern const struct kqos_strategy *const kqos_strategies[];

@@ -18,6 +18,7 @@
 #include "host.h"
 #include "log.h"
 #include "podsrc.h"
+#include "react.h"
 #include "rdtmon.h"
 #include "report.h"
 #include "sample.h"
@@ -27,7 +28,10 @@ _Static_assert(CG_MODE_AUTO == (int)CG_IDS_AUTO && CG_MODE_V1 == (int)CG_IDS_V1_
 		       CG_MODE_V2 == (int)CG_IDS_V2,
 	       "cgroupMode names the id trees");
 
-enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT };
+enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT, EV_SOON, EV_DEADLINE };
+
+/* The first tick comes this soon after start: decide and apply without waiting an interval. */
+#define FIRST_TICK_NS 100000000ULL
 
 struct agent {
 	struct kqos_opts *opts;
@@ -41,6 +45,7 @@ struct agent {
 	struct exporter *exp;
 	struct rdtmon *rdt; /* NULL without resctrl */
 	struct enforcer *enf; /* NULL with --once (monitoring only) */
+	struct reactor *react; /* the event path */
 	struct snapshot *snap; /* the latest */
 	struct snap_enforce enforce; /* what enforcement did in the latest tick */
 	const char *src_kind;
@@ -61,13 +66,14 @@ static __u64 clock_ns(clockid_t id)
 	return (__u64)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
-static int arm_timer(struct agent *a)
+static int arm_timer(struct agent *a, __u64 first_ns)
 {
 	struct itimerspec its = { 0 };
 
 	its.it_interval.tv_sec = a->cfg.interval_ns / 1000000000ULL;
 	its.it_interval.tv_nsec = a->cfg.interval_ns % 1000000000ULL;
-	its.it_value = its.it_interval;
+	its.it_value.tv_sec = first_ns / 1000000000ULL;
+	its.it_value.tv_nsec = first_ns % 1000000000ULL;
 	return timerfd_settime(a->tfd, 0, &its, NULL) ? -errno : 0;
 }
 
@@ -104,7 +110,14 @@ static int setup_loop(struct agent *a)
 	if (!err && a->exp && exporter__epoll_fd(a->exp) >= 0)
 		err = watch(a, exporter__epoll_fd(a->exp), EV_EXPORT);
 	if (!err)
-		err = arm_timer(a);
+		err = watch(a, reactor__soon_fd(a->react), EV_SOON);
+	if (!err)
+		err = watch(a, reactor__deadline_fd(a->react), EV_DEADLINE);
+	/* --once samples one full interval; the daemon decides as soon as it can */
+	if (!err)
+		err = arm_timer(a, a->opts->once || a->cfg.interval_ns < FIRST_TICK_NS ?
+					   a->cfg.interval_ns :
+					   FIRST_TICK_NS);
 	return err;
 }
 
@@ -206,6 +219,7 @@ static int open_static(const struct kqos_config *c, const char *mount, struct po
 		g[i].name = c->pods.groups[i].name;
 		g[i].cgroup = c->pods.groups[i].cgroup;
 		g[i].qos_class = c->pods.groups[i].qos_class;
+		g[i].wait_target_ns = c->pods.groups[i].wait_target_ns;
 	}
 	return podsrc_static__new(&o, ret);
 }
@@ -301,6 +315,8 @@ static int start(struct agent *a)
 	if (!err)
 		err = open_exporter(a);
 	if (!err)
+		err = reactor__new(a->col, a->enf, &a->react);
+	if (!err)
 		err = alloc_buffers(a);
 	if (!err)
 		err = setup_loop(a);
@@ -319,6 +335,7 @@ static void stop(struct agent *a)
 	if (a->enf && enforcer__restore(a->enf))
 		log_err("restoring cgroup values failed, the journal keeps them for the next start",
 			"state_dir=%s", a->cfg.state_dir);
+	reactor__free(a->react);
 	enforcer__free(a->enf);
 	snapshot__put(a->snap);
 	exporter__free(a->exp);
@@ -380,6 +397,41 @@ static void gather(struct agent *a, __u64 now, size_t n, struct snapbuild_input 
 	in->rdt_enabled = a->rdt;
 }
 
+/*
+ * Where new cgroups matter at once: the kubepods dir and each bare-metal group's parent (the
+ * dir part of its pattern before any glob character).
+ */
+static size_t roots(const struct agent *a, const struct snapshot *s, uint64_t *ids, size_t cap)
+{
+	size_t n = 0;
+
+	if (*s->node.kubepods && n < cap && !host__cgid_of(a->host, s->node.kubepods, &ids[n]))
+		n++;
+	for (__u32 i = 0; i < a->cfg.pods.nr_groups && n < cap; i++) {
+		char dir[256], *cut;
+
+		snprintf(dir, sizeof(dir), "%s", a->cfg.pods.groups[i].cgroup);
+		dir[strcspn(dir, "*?[")] = '\0';
+		cut = strrchr(dir, '/');
+		if (!cut)
+			continue;
+		cut[cut == dir] = '\0'; /* "/a*" -> "/", "/x/y" -> "/x" */
+		if (!host__cgid_of(a->host, cut == dir ? "" : dir, &ids[n]))
+			n++;
+	}
+	return n;
+}
+
+/* The event path follows each new snapshot: what to watch, and when to look again. */
+static void after_build(struct agent *a, const struct snapshot *s)
+{
+	uint64_t ids[CONFIG_MAX_GROUPS + 1];
+
+	reactor__fill(a->react, &a->enforce);
+	reactor__sync(a->react, s, ids, roots(a, s, ids, sizeof(ids) / sizeof(ids[0])));
+	reactor__arm(a->react);
+}
+
 static void tick(struct agent *a)
 {
 	__u64 now = clock_ns(CLOCK_MONOTONIC);
@@ -398,6 +450,8 @@ static void tick(struct agent *a)
 	/* Decide and apply on the snapshot before anyone else sees it; the result goes beside. */
 	if (s && a->enf && enforcer__tick(a->enf, s, &a->enforce))
 		log_warn("enforcement tick failed", NULL);
+	if (s)
+		after_build(a, s);
 	if (s)
 		publish(a, s, now);
 	else
@@ -475,7 +529,9 @@ static void reload(struct agent *a)
 	}
 	a->cfg = cfg;
 	log_set_level(cfg.log_level);
-	arm_timer(a);
+	/* a new config acts now, not one interval later */
+	arm_timer(a, a->cfg.interval_ns);
+	tick(a);
 	log_info("config reloaded", "interval_ms=%llu log_level=%s", cfg.interval_ns / 1000000ULL,
 		 log_level_name(cfg.log_level));
 }
@@ -507,13 +563,13 @@ static int on_timer(struct agent *a)
 	return print_once(a);
 }
 
-/* The kernel's urgent events, between ticks. */
-static void on_events(struct agent *a)
+/* cgroups came or went below a root: place them now (walk, classify, apply). */
+static void on_soon(struct agent *a)
 {
-	struct kevents *ev = collector__kevents(a->col);
-
-	kevents__consume(ev);
-	kevents__clear(ev);
+	if (!reactor__take_soon(a->react))
+		return;
+	host__invalidate(a->host);
+	tick(a);
 }
 
 static int loop(struct agent *a)
@@ -534,7 +590,12 @@ static int loop(struct agent *a)
 			else if (evs[i].data.u64 == EV_TIMER)
 				err = on_timer(a);
 			else if (evs[i].data.u64 == EV_RINGBUF)
-				on_events(a);
+				reactor__on_events(a->react, a->snap, &a->enforce);
+			else if (evs[i].data.u64 == EV_SOON)
+				on_soon(a);
+			else if (evs[i].data.u64 == EV_DEADLINE &&
+				 reactor__ack(reactor__deadline_fd(a->react)))
+				reactor__on_deadline(a->react, a->snap, &a->enforce);
 			else if (evs[i].data.u64 == EV_EXPORT)
 				exporter__dispatch(a->exp, clock_ns(CLOCK_MONOTONIC));
 		}

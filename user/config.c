@@ -84,6 +84,11 @@ static const struct field group_fields[] = {
 	{ .key = "name", .type = F_STRING, .off = GOFF(name), .size = 64 },
 	{ .key = "cgroup", .type = F_STRING, .off = GOFF(cgroup), .size = 256 },
 	{ .key = "qosClass", .type = F_STRING, .off = GOFF(qos_class), .size = 16 },
+	{ .key = "waitTarget",
+	  .type = F_DURATION,
+	  .off = GOFF(wait_target_ns),
+	  .min = 1000,
+	  .max = 10 * NSEC_PER_SEC },
 	{ NULL },
 };
 
@@ -239,34 +244,6 @@ int config_pmu_events(const struct kqos_config *cfg, struct pmu_event_cfg *out)
 		out[n++].role = PMU_ROLE_OTHER;
 	}
 	return n;
-}
-
-int parse_duration(const char *s, __u64 *ret_ns)
-{
-	static const struct {
-		const char *suffix;
-		double mult;
-	} units[] = { { "ns", 1 },   { "us", 1e3 },   { "ms", 1e6 }, { "s", 1e9 },
-		      { "m", 60e9 }, { "h", 3600e9 }, { "", 1e9 } };
-	char *end;
-	double v;
-
-	if (!s || !*s || isspace((unsigned char)*s) || *s == '-' || *s == '+')
-		return -EINVAL;
-	errno = 0;
-	v = strtod(s, &end);
-	/* strtod also takes "nan" and "inf", which no duration is. */
-	if (errno || end == s || !isfinite(v) || v < 0)
-		return -EINVAL;
-	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].suffix))
-			continue;
-		if (v * units[i].mult > 1.8e19)
-			return -ERANGE;
-		*ret_ns = (__u64)(v * units[i].mult + 0.5);
-		return 0;
-	}
-	return -EINVAL;
 }
 
 /* --- where a key sits in the text -------------------------------------------------------- */

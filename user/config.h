@@ -9,6 +9,7 @@
 
 #include "log.h"
 #include "pmu.h"
+#include "units.h" /* parse_duration */
 
 /*
  * kqosd configuration: compiled defaults, then the JSON file (--config), then command-line
@@ -84,6 +85,7 @@ struct kqos_config {
 			char name[64];
 			char cgroup[256];
 			char qos_class[16];
+			__u64 wait_target_ns; /* "waitTarget": the latency guard's; 0 = class */
 		} groups[CONFIG_MAX_GROUPS];
 	} pods;
 	/* koordinator NodeSLO spec and kqos strategy keys, kept as JSON text for the enforcer */
@@ -112,8 +114,5 @@ int config_load_file(const char *path, struct kqos_config *cfg, char *err, size_
 
 /* The configured PMU events with their roles, into @out[KQOS_PMU_MAX]; count or -E2BIG. */
 int config_pmu_events(const struct kqos_config *cfg, struct pmu_event_cfg *out);
-
-/* "1s", "250ms", "100us", "500ns", "2m", "1h", or a plain number of seconds ("0.5"). */
-int parse_duration(const char *s, __u64 *ret_ns);
 
 #endif

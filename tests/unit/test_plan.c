@@ -125,7 +125,46 @@ Test(plan, registry_in_precedence_order)
 		prev = s;
 		n++;
 	}
-	cr_assert_eq(n, 3);
+	cr_assert_eq(n, 4);
 	cr_assert_eq(strategy_find("cpu_suppress"), &cpu_suppress_strategy);
+	cr_assert(strategy_find("latency_guard")->tightens, "the tightening strategy runs last");
 	cr_assert_null(strategy_find("nope"));
+}
+
+Test(plan, tighten_keeps_the_tighter_value_and_never_loosens)
+{
+	struct plan p;
+	struct cpumask a, b;
+	const struct plan_entry *e;
+
+	plan_init(&p);
+	p.strategy = "cpu_suppress";
+	p.prio = 30;
+	cr_assert_eq(plan_set_quota(&p, "/be", 50000, "suppress"), 0);
+	cr_assert_eq(plan_set_shares(&p, "/be", 2, "suppress"), 0);
+	cpulist_parse("0-3", &a);
+	cr_assert_eq(plan_set_cpuset(&p, "/be", &a, "suppress"), 0);
+	p.strategy = "latency_guard";
+	p.prio = 5;
+	p.tighten = true;
+	cr_assert_eq(plan_set_quota(&p, "/be", -1, "guard"), 0, "unlimited is the loosest");
+	cr_assert_eq(plan_find(&p, "/be", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 50000);
+	cr_assert_eq(plan_set_quota(&p, "/be", 20000, "guard"), 0);
+	e = plan_find(&p, "/be", PLAN_KNOB_CFS_QUOTA);
+	cr_assert_eq(e->v.quota_us, 20000);
+	cr_assert_str_eq(e->strategy, "latency_guard");
+	cr_assert_eq(plan_set_shares(&p, "/be", 100, "guard"), 0);
+	cr_assert_eq(plan_find(&p, "/be", PLAN_KNOB_SHARES)->v.shares, 2);
+	cpulist_parse("2-5", &b);
+	cr_assert_eq(plan_set_cpuset(&p, "/be", &b, "guard"), 0);
+	cpulist_parse("2-3", &b);
+	cr_assert(cpumask_equal(&plan_find(&p, "/be", PLAN_KNOB_CPUSET)->v.cpus, &b));
+	cpulist_parse("7", &b);
+	cr_assert_eq(plan_set_cpuset(&p, "/be", &b, "guard"), 0);
+	cpulist_parse("2-3", &b);
+	cr_assert(cpumask_equal(&plan_find(&p, "/be", PLAN_KNOB_CPUSET)->v.cpus, &b),
+		  "an empty intersection keeps the planned set");
+	cr_assert_eq(plan_set_idle(&p, "/ls", true, "guard"), 0, "a knob nobody planned is set");
+	cr_assert(plan_find(&p, "/ls", PLAN_KNOB_IDLE)->v.idle);
+	plan_fini(&p);
 }

@@ -83,6 +83,8 @@ Test(snapbuild, walked_pod_owns_its_cgroups_and_the_rest_are_others)
 	cr_assert_eq(s->classes[POD_QOS_LS].pods, 1);
 	cr_assert_eq(s->nr_others, 1);
 	cr_assert_str_eq(s->others[0].cgroup, "/system.slice/sshd.service");
+	cr_assert_eq(p->nr_cgids, 2, "the pod's and its container's cgroups");
+	cr_assert(p->cgids[0] == 10 && p->cgids[1] == 11);
 	cr_assert_eq(s->node.nr_cpus, 2, "no topology: the online count");
 	snapshot__put(s);
 }

@@ -27,6 +27,8 @@ struct enforcer {
 	struct strat_slot slots[MAX_STRATEGIES];
 	size_t nr_slots;
 	struct plan plan;
+	struct plan base; /* the last tick's plan before any tightening: what reactions start from */
+	struct strategy_report last; /* the last tick's or reaction's report */
 };
 
 int enforce_validate(const char *policy_json, const char *kqos_json, char *err, size_t err_len)
@@ -103,6 +105,7 @@ int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 	if (!e)
 		return -ENOMEM;
 	plan_init(&e->plan);
+	plan_init(&e->base);
 	err = slo_config_parse(opts->policy_json, opts->kqos_json, &e->cfg, msg, sizeof(msg));
 	if (err) {
 		log_err("invalid enforcement config", "err=\"%s\"", msg);
@@ -156,44 +159,142 @@ int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const cha
 	return 0;
 }
 
+static void decide_one(struct enforcer *e, size_t i, const struct strategy_input *in,
+		       struct strategy_report *rep)
+{
+	const struct kqos_strategy *s = e->slots[i].s;
+	int err;
+
+	e->plan.strategy = s->name;
+	e->plan.prio = s->prio;
+	e->plan.tighten = s->tightens;
+	err = s->decide(e->slots[i].state, in, &e->plan, rep);
+	e->plan.tighten = false;
+	if (err)
+		log_warn("strategy failed; its plan is partial", "strategy=%s err=%d", s->name,
+			 err);
+}
+
+/* Strategies that tighten come last (registry.c): the plan before them is the base. */
 static void decide_all(struct enforcer *e, const struct strategy_input *in,
 		       struct strategy_report *rep)
 {
-	for (size_t i = 0; i < e->nr_slots; i++) {
-		const struct kqos_strategy *s = e->slots[i].s;
-		int err;
+	bool based = false;
 
-		if (!s->enabled(&e->cfg))
+	for (size_t i = 0; i < e->nr_slots; i++) {
+		if (!e->slots[i].s->enabled(&e->cfg))
 			continue;
-		e->plan.strategy = s->name;
-		e->plan.prio = s->prio;
-		err = s->decide(e->slots[i].state, in, &e->plan, rep);
-		if (err)
-			log_warn("strategy failed; its plan is partial", "strategy=%s err=%d",
-				 s->name, err);
+		if (e->slots[i].s->tightens && !based)
+			based = !plan_copy(&e->base, &e->plan);
+		decide_one(e, i, in, rep);
 	}
+	if (!based && plan_copy(&e->base, &e->plan))
+		log_warn("no memory for the reaction plan; reactions wait for the next tick", NULL);
 	if (e->plan.nr_overridden)
 		log_dbg("plan requests overridden by precedence", "n=%zu", e->plan.nr_overridden);
 }
 
+static void log_moves(const struct guard_report *g)
+{
+	static const char *const names[GUARD_MOVE_NR] = { "escalate", "back_out", "relax" };
+
+	for (size_t i = 0; i < g->nr_new; i++)
+		log_info("latency guard", "move=%s level=%u->%u why=\"%s\"",
+			 names[g->new_moves[i].move], g->new_moves[i].from, g->new_moves[i].to,
+			 g->new_moves[i].why);
+}
+
+static void fill_state(struct enforcer *e, const struct strategy_report *rep,
+		       struct snap_enforce *ret)
+{
+	if (!ret)
+		return;
+	*ret = (struct snap_enforce){ .enabled = any_enabled(e), .dry_run = e->dry_run };
+	ret->has_be_cpus = rep->has_be_cpus;
+	ret->be_cpus = rep->be_cpus;
+	ret->has_be_quota = rep->has_be_quota;
+	ret->be_quota_us = rep->be_quota_us;
+	ret->guard.enabled = rep->guard.enabled;
+	ret->guard.level = rep->guard.level;
+	ret->guard.steps = rep->guard.steps;
+	ret->guard.breaches = rep->guard.breaches;
+	ret->guard.escalations = rep->guard.moves[GUARD_ESCALATE];
+	ret->guard.back_outs = rep->guard.moves[GUARD_BACK_OUT];
+	ret->guard.relaxes = rep->guard.moves[GUARD_RELAX];
+	actuator__fill(e->act, ret);
+}
+
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
-	struct strategy_input in = { .snap = snap, .cfg = &e->cfg };
+	struct strategy_input in = { .snap = snap,
+				     .cfg = &e->cfg,
+				     .now_ns = snap->mono_ns,
+				     .is_tick = true };
 	struct strategy_report rep = { 0 };
 	int err;
 
 	plan_reset(&e->plan);
 	decide_all(e, &in, &rep);
+	log_moves(&rep.guard);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
-	if (ret) {
-		*ret = (struct snap_enforce){ .enabled = any_enabled(e), .dry_run = e->dry_run };
-		ret->has_be_cpus = rep.has_be_cpus;
-		ret->be_cpus = rep.be_cpus;
-		ret->has_be_quota = rep.has_be_quota;
-		ret->be_quota_us = rep.be_quota_us;
-		actuator__fill(e->act, ret);
-	}
+	e->last = rep;
+	fill_state(e, &rep, ret);
 	return err;
+}
+
+static bool any_reacts(const struct enforcer *e)
+{
+	for (size_t i = 0; i < e->nr_slots; i++)
+		if (e->slots[i].s->reacts && e->slots[i].s->enabled(&e->cfg))
+			return true;
+	return false;
+}
+
+int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struct enforcer_now *now,
+		    struct snap_enforce *ret)
+{
+	struct strategy_input in = { .snap = snap,
+				     .cfg = &e->cfg,
+				     .now_ns = now->mono_ns,
+				     .waits = now->waits,
+				     .nr_waits = now->nr_waits };
+	struct strategy_report rep = { 0 };
+	int err;
+
+	if (!snap || !any_reacts(e))
+		return 0;
+	/* the other strategies decided at the tick; only the reacting ones decide again */
+	err = plan_copy(&e->plan, &e->base);
+	if (err)
+		return err;
+	rep.has_be_cpus = e->last.has_be_cpus;
+	rep.be_cpus = e->last.be_cpus;
+	rep.has_be_quota = e->last.has_be_quota;
+	rep.be_quota_us = e->last.be_quota_us;
+	for (size_t i = 0; i < e->nr_slots; i++)
+		if (e->slots[i].s->reacts && e->slots[i].s->enabled(&e->cfg))
+			decide_one(e, i, &in, &rep);
+	log_moves(&rep.guard);
+	err = actuator__apply(e->act, &e->plan, now->wall_ns);
+	e->last = rep;
+	fill_state(e, &rep, ret);
+	return err;
+}
+
+uint64_t enforcer__next_react_ns(const struct enforcer *e)
+{
+	return any_reacts(e) ? e->last.guard.next_ns : 0;
+}
+
+size_t enforcer__watches(const struct enforcer *e, const struct snapshot *snap,
+			 struct wait_watch *out, size_t cap)
+{
+	return latency_guard_watches(snap, &e->cfg, out, cap);
+}
+
+uint64_t enforcer__nr_writes(const struct enforcer *e)
+{
+	return cgroupfs__nr_writes(e->cg);
 }
 
 int enforcer__restore(struct enforcer *e)
@@ -214,6 +315,7 @@ void enforcer__free(struct enforcer *e)
 		if (e->slots[i].s->fini)
 			e->slots[i].s->fini(e->slots[i].state);
 	plan_fini(&e->plan);
+	plan_fini(&e->base);
 	actuator__free(e->act);
 	cgroupfs__free(e->cg);
 	free(e);

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "snapshot.h"
 
@@ -56,6 +57,28 @@ int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const cha
  * only when no plan could be built (-ENOMEM) or the journal cannot be written.
  */
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret);
+
+/* Between ticks: the time (CLOCK_MONOTONIC and CLOCK_REALTIME) and the LS waits that came. */
+struct enforcer_now {
+	uint64_t mono_ns, wall_ns;
+	const struct wait_event *waits;
+	size_t nr_waits;
+};
+
+/*
+ * The event path: the strategies that react (the latency guard) decide again on the last
+ * snapshot and @now, over the last tick's plan of the others, and the actuator applies the
+ * result at once. A no-op (0) when none reacts. Fills @ret like enforcer__tick.
+ */
+int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struct enforcer_now *now,
+		    struct snap_enforce *ret);
+/* When the reacting strategies want to be asked again without events (a relax); 0 = never. */
+uint64_t enforcer__next_react_ns(const struct enforcer *e);
+/* The LS cgroups for the kernel to watch, with their wait targets (latency_guard_watches). */
+size_t enforcer__watches(const struct enforcer *e, const struct snapshot *snap,
+			 struct wait_watch *out, size_t cap);
+/* Files written through the enforcer's cgroupfs since start: did a reaction write anything? */
+uint64_t enforcer__nr_writes(const struct enforcer *e);
 
 /* Restore every original value from the journal (byte-identical), then clear it. */
 int enforcer__restore(struct enforcer *e);

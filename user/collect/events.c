@@ -11,7 +11,7 @@
 
 /* A map's keys as user space last wrote them: sorted, unique. */
 struct keyset {
-	struct kevents_watch *v; /* target_ns unused for roots and managed */
+	struct wait_watch *v; /* target_ns unused for roots and managed */
 	size_t n, cap;
 	size_t max;
 	int fd;
@@ -121,7 +121,7 @@ size_t kevents__nr_watches(const struct kevents *e)
 
 static int cmp_watch(const void *a, const void *b)
 {
-	const struct kevents_watch *x = a, *y = b;
+	const struct wait_watch *x = a, *y = b;
 
 	if (x->cgid != y->cgid)
 		return x->cgid < y->cgid ? -1 : 1;
@@ -129,7 +129,7 @@ static int cmp_watch(const void *a, const void *b)
 }
 
 /* Sorted and unique by cgid, the smallest target first; at most @max kept. */
-static size_t normalise(struct kevents_watch *v, size_t n, size_t max)
+static size_t normalise(struct wait_watch *v, size_t n, size_t max)
 {
 	size_t k = 0;
 
@@ -141,14 +141,14 @@ static size_t normalise(struct kevents_watch *v, size_t n, size_t max)
 	return k < max ? k : max;
 }
 
-static int put_watch(struct kevents *e, const struct kevents_watch *w)
+static int put_watch(struct kevents *e, const struct wait_watch *w)
 {
 	for (int cpu = 0; cpu < e->ncpus; cpu++)
 		e->pcpu[cpu] = (struct kqos_watch){ .target_ns = w->target_ns };
 	return bpf_map_update_elem(e->watch.fd, &w->cgid, e->pcpu, BPF_ANY) ? -errno : 0;
 }
 
-static int put_key(struct kevents *e, struct keyset *ks, const struct kevents_watch *w)
+static int put_key(struct kevents *e, struct keyset *ks, const struct wait_watch *w)
 {
 	__u8 one = 1;
 
@@ -158,7 +158,7 @@ static int put_key(struct kevents *e, struct keyset *ks, const struct kevents_wa
 }
 
 /* Delete what left, write what is new or changed: a merge of two sorted lists. */
-static int apply_diff(struct kevents *e, struct keyset *ks, const struct kevents_watch *nv,
+static int apply_diff(struct kevents *e, struct keyset *ks, const struct wait_watch *nv,
 		      size_t nn)
 {
 	size_t i = 0, j = 0;
@@ -182,7 +182,7 @@ static int apply_diff(struct kevents *e, struct keyset *ks, const struct kevents
 	return err;
 }
 
-static int sync_set(struct kevents *e, struct keyset *ks, struct kevents_watch *nv, size_t n)
+static int sync_set(struct kevents *e, struct keyset *ks, struct wait_watch *nv, size_t n)
 {
 	size_t nn = normalise(nv, n, ks->max);
 	int err = apply_diff(e, ks, nv, nn);
@@ -196,9 +196,9 @@ static int sync_set(struct kevents *e, struct keyset *ks, struct kevents_watch *
 	return err;
 }
 
-int kevents__set_watches(struct kevents *e, const struct kevents_watch *w, size_t n)
+int kevents__set_watches(struct kevents *e, const struct wait_watch *w, size_t n)
 {
-	struct kevents_watch *nv = malloc((n ? n : 1) * sizeof(*nv));
+	struct wait_watch *nv = malloc((n ? n : 1) * sizeof(*nv));
 	__u64 min = ~0ULL;
 	int err;
 
@@ -216,23 +216,23 @@ int kevents__set_watches(struct kevents *e, const struct kevents_watch *w, size_
 	return err;
 }
 
-static int set_ids(struct kevents *e, struct keyset *ks, const __u64 *ids, size_t n)
+static int set_ids(struct kevents *e, struct keyset *ks, const uint64_t *ids, size_t n)
 {
-	struct kevents_watch *nv = malloc((n ? n : 1) * sizeof(*nv));
+	struct wait_watch *nv = malloc((n ? n : 1) * sizeof(*nv));
 
 	if (!nv)
 		return -ENOMEM;
 	for (size_t i = 0; i < n; i++)
-		nv[i] = (struct kevents_watch){ .cgid = ids[i] };
+		nv[i] = (struct wait_watch){ .cgid = ids[i] };
 	return sync_set(e, ks, nv, n);
 }
 
-int kevents__set_roots(struct kevents *e, const __u64 *ids, size_t n)
+int kevents__set_roots(struct kevents *e, const uint64_t *ids, size_t n)
 {
 	return set_ids(e, &e->roots, ids, n);
 }
 
-int kevents__set_managed(struct kevents *e, const __u64 *ids, size_t n)
+int kevents__set_managed(struct kevents *e, const uint64_t *ids, size_t n)
 {
 	return set_ids(e, &e->managed, ids, n);
 }

@@ -3,9 +3,11 @@
 #define KQOS_COLLECT_EVENTS_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <linux/types.h>
 
 #include "cgstat.h"
+#include "counters.h"
 
 /*
  * The kernel's urgent events (bpf/cgstat.h: an LS cgroup that waited past its target, cgroups
@@ -20,11 +22,6 @@ struct kevents_maps {
 	int ringbuf_fd, watch_fd, roots_fd, managed_fd;
 	volatile __u64 *watch_min_ns;
 	int ncpus; /* possible CPUs: the per-CPU watch values */
-};
-
-struct kevents_watch {
-	__u64 cgid;
-	__u64 target_ns;
 };
 
 #define KEVENTS_QUEUE 4096 /* records kept between two drains; beyond, counted as lost */
@@ -46,9 +43,9 @@ __u64 kevents__lost(const struct kevents *e);
  * costs no syscall. Duplicates are allowed (for watches the smallest target wins). -ENOSPC
  * past the map's size (nothing beyond it is watched), else 0 or the first -errno.
  */
-int kevents__set_watches(struct kevents *e, const struct kevents_watch *w, size_t n);
-int kevents__set_roots(struct kevents *e, const __u64 *ids, size_t n);
-int kevents__set_managed(struct kevents *e, const __u64 *ids, size_t n);
+int kevents__set_watches(struct kevents *e, const struct wait_watch *w, size_t n);
+int kevents__set_roots(struct kevents *e, const uint64_t *ids, size_t n);
+int kevents__set_managed(struct kevents *e, const uint64_t *ids, size_t n);
 size_t kevents__nr_watches(const struct kevents *e);
 
 #endif

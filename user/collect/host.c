@@ -31,6 +31,7 @@ struct host {
 	struct cgwalk_result *walk;
 	uint64_t walk_ns;
 	unsigned long walk_gen; /* rescans done */
+	bool walk_stale; /* cgroups changed since: rescan at the next read */
 	struct cgfiles files;
 	char kubepods[128];
 };
@@ -103,6 +104,27 @@ void host__poll_pods(struct host *h, uint64_t now_ns)
 		podsrc__poll(h->src, now_ns);
 }
 
+int host__cgid_of(const struct host *h, const char *rel, uint64_t *ret)
+{
+	char path[PATH_MAX];
+	__u64 id;
+	int err;
+
+	if (snprintf(path, sizeof(path), "%s%s", h->mount, rel) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	err = cgid_of_path(path, &id);
+	if (!err)
+		*ret = id;
+	return err;
+}
+
+void host__invalidate(struct host *h)
+{
+	h->walk_stale = true;
+	if (h->src)
+		podsrc__poll_now(h->src);
+}
+
 void host__read_node(struct host *h, struct node_stat *ret)
 {
 	nodestat_read(h->proc_root, ret);
@@ -117,8 +139,9 @@ static void rescan(struct host *h, uint64_t now)
 {
 	struct cgwalk_result *res;
 
-	if (h->walk && now - h->walk_ns < WALK_MIN_GAP_NS)
+	if (h->walk && !h->walk_stale && now - h->walk_ns < WALK_MIN_GAP_NS)
 		return;
+	h->walk_stale = false;
 	if (cgwalk_scan(h->mount, &res))
 		return;
 	cgwalk_result__free(h->walk);

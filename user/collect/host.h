@@ -40,8 +40,14 @@ void host__poll_pods(struct host *h, uint64_t now_ns);
 void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
 		size_t nr_cgs);
 
+/* Cgroups came or went: the next read walks the tree and re-expands the pod source now. */
+void host__invalidate(struct host *h);
+
 /* /proc's node CPU and memory now: the baseline of the first interval. */
 void host__read_node(struct host *h, struct node_stat *ret);
+
+/* The id of the cgroup at @rel (relative to the mount, "/..."). */
+int host__cgid_of(const struct host *h, const char *rel, uint64_t *ret);
 
 /* The id <-> path index of the hierarchy, for reaping vanished cgroups. */
 struct cgid_index *host__ids(struct host *h);

@@ -612,6 +612,7 @@ static int build_static_pod(const struct podsrc_static_group *g, const char *roo
 	pod->k8s_qos = k8s_qos_for_class(pod->qos);
 	pod->prio_raw = POD_PRIO_NONE;
 	pod->prio = pod_prio_from_qos(pod->qos);
+	pod->wait_target_ns = g->wait_target_ns;
 	return expand_one(root_real, g->cgroup, pod);
 }
 
@@ -688,6 +689,13 @@ static int static_fetch(struct podsrc *src, char *why)
 }
 
 /* ---- lifecycle ------------------------------------------------------------------------------ */
+
+void podsrc__poll_now(struct podsrc *src)
+{
+	/* only the static groups see new cgroups; the kubelet and the file keep their cadence */
+	if (src && src->kind == PODSRC_STATIC)
+		src->next_poll_ns = 0;
+}
 
 int podsrc__poll(struct podsrc *src, uint64_t now_ns)
 {
@@ -829,6 +837,7 @@ int podsrc_static__new(const struct podsrc_static_opts *opts, struct podsrc **re
 		g->name = dup_opt(opts->groups[i].name, &oom);
 		g->cgroup = dup_opt(opts->groups[i].cgroup, &oom);
 		g->qos_class = dup_opt(opts->groups[i].qos_class, &oom);
+		g->wait_target_ns = opts->groups[i].wait_target_ns;
 		src->g.nr_groups++;
 		if (oom) {
 			err = -ENOMEM;

@@ -52,6 +52,7 @@ struct podsrc_static_group {
 	const char *name; /* [A-Za-z0-9._-]{1,63}, unique */
 	const char *cgroup;
 	const char *qos_class;
+	uint64_t wait_target_ns; /* 0 = the class default */
 };
 
 struct podsrc_static_opts {
@@ -78,6 +79,8 @@ int podsrc__poll(struct podsrc *src, uint64_t now_ns);
  * it longer. NULL until the first success.
  */
 struct pod_list *podsrc__list(const struct podsrc *src);
+/* The next podsrc__poll() polls, due or not (cgroups came or went). */
+void podsrc__poll_now(struct podsrc *src);
 /* True after a failed fetch, until the next good one (also before the first success). */
 bool podsrc__is_stale(const struct podsrc *src);
 /* When the next poll does work (CLOCK_MONOTONIC ns), for the caller's timer. */

@@ -41,4 +41,19 @@ struct cg_totals {
 	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
 };
 
+/* An LS cgroup the kernel watches, and the run-queue wait past which it reports. */
+struct wait_watch {
+	__u64 cgid;
+	__u64 target_ns;
+};
+
+/* One report of such a wait (bpf/cgstat.h KQOS_EV_LS_WAIT), as the model sees it. */
+struct wait_event {
+	__u64 cgid; /* the cgroup that waited */
+	__u64 wait_ns;
+	__u64 ts_ns; /* CLOCK_MONOTONIC */
+	__u64 prev_cgid; /* what ran before on that CPU; 0 = idle */
+	__u32 cpu;
+};
+
 #endif

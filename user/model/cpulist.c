@@ -93,6 +93,14 @@ int cpumask_first(const struct cpumask *m)
 	return cpumask_next(m, -1);
 }
 
+int cpumask_last(const struct cpumask *m)
+{
+	for (int w = CPUMASK_MAX_CPUS / 64 - 1; w >= 0; w--)
+		if (m->bits[w])
+			return w * 64 + 63 - __builtin_clzll(m->bits[w]);
+	return -1;
+}
+
 /* One decimal CPU number; leading zeros are accepted as the kernel's parser does. */
 static int parse_cpu(const char **p, unsigned int *ret)
 {

@@ -33,6 +33,8 @@ void cpumask_and(struct cpumask *dst, const struct cpumask *a, const struct cpum
 void cpumask_andnot(struct cpumask *dst, const struct cpumask *a, const struct cpumask *b);
 /* Lowest set CPU, or -1 when empty. */
 int cpumask_first(const struct cpumask *m);
+/* Highest set CPU, or -1 when empty. */
+int cpumask_last(const struct cpumask *m);
 /* Lowest set CPU greater than cpu, or -1. cpu may be -1 to start from 0. */
 int cpumask_next(const struct cpumask *m, int cpu);
 

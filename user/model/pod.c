@@ -11,12 +11,15 @@
 #include <jansson.h>
 
 #include "pod.h"
+#include "units.h"
 
 #define LABEL_QOS	 "koordinator.sh/qosClass"
 #define LABEL_PRIO	 "koordinator.sh/priority-class"
 #define ANN_RES_STATUS	 "scheduling.koordinator.sh/resource-status"
 #define ANN_EXT_SPEC	 "node.koordinator.sh/extended-resource-spec"
 #define ANN_RESCTRL	 "node.koordinator.sh/resctrl"
+#define ANN_WAIT_TARGET	 "kqos.sh/wait-target"
+#define WAIT_TARGET_MAX_NS (10ULL * 1000000000ULL) /* a wait of seconds is no target */
 #define NAME_MAX_LEN	 253 /* DNS-1123 subdomain */
 #define QTY_MAX_DIGITS	 19 /* significant digits: keeps the mantissa below 2^64 */
 #define QTY_MAX_EXPONENT 40
@@ -1096,6 +1099,23 @@ static int parse_annotations(const struct pctx *c, json_t *annotations, struct p
 	return 0;
 }
 
+/* kqos.sh/wait-target: a duration ("2ms"), not JSON like koordinator's. */
+static void parse_wait_target(const struct pctx *c, json_t *annotations, struct pod *pod)
+{
+	json_t *v = json_object_get(annotations, ANN_WAIT_TARGET);
+	__u64 ns;
+
+	if (!v)
+		return;
+	if (!json_is_string(v) || parse_duration(json_string_value(v), &ns) || !ns ||
+	    ns > WAIT_TARGET_MAX_NS) {
+		pod_log(c, "ignoring malformed pod annotation", ANN_WAIT_TARGET,
+			"not a duration in (0, 10s], e.g. \"2ms\"");
+		return;
+	}
+	pod->wait_target_ns = ns;
+}
+
 /* ---- classes -------------------------------------------------------------------------------- */
 
 static void resolve_classes(json_t *labels, struct pod *pod)
@@ -1207,6 +1227,7 @@ static int parse_pod(struct pctx *c, json_t *item, struct pod *pod)
 		err = parse_annotations(c, annotations, pod);
 	if (err)
 		return err;
+	parse_wait_target(c, annotations, pod);
 	resolve_classes(labels, pod);
 	return 0;
 }

@@ -167,6 +167,9 @@ struct pod {
 	 * have none here; their cgroups are found by UID.
 	 */
 	bool is_static;
+	/* run-queue wait target for the latency guard: kqos.sh/wait-target, or the group's
+	 * waitTarget; 0 = the class default */
+	uint64_t wait_target_ns;
 	char **cgroups;
 	size_t nr_cgroups;
 };

@@ -8,6 +8,7 @@
 #include <jansson.h>
 
 #include "slo.h"
+#include "units.h"
 
 void slo_config_init(struct slo_config *cfg)
 {
@@ -21,6 +22,17 @@ void slo_config_init(struct slo_config *cfg)
 	cfg->system_exclusive = true;
 	cfg->unset_cpu_quota = true;
 	cfg->cpu_normalization_ratio = 1.0;
+	cfg->guard = (struct guard_config){ .target_lse_ns = 200000,
+					    .target_lsr_ns = 500000,
+					    .target_ls_ns = 1000000,
+					    .quiet_ns = 2000000000ULL,
+					    .settle_ns = 100000000ULL,
+					    .ladder = { GUARD_STEP_IDLE, GUARD_STEP_CPUSET,
+							GUARD_STEP_QUOTA },
+					    .nr_ladder = 3,
+					    .quota_pct = 20,
+					    .cpi_rise_pct = 20,
+					    .mpki_rise_pct = 30 };
 }
 
 const char *suppress_policy_name(enum suppress_policy p)
@@ -225,6 +237,103 @@ static int parse_suppress(json_t *o, struct slo_config *cfg, char *err, size_t e
 	return 0;
 }
 
+static const char *const guard_steps[] = { "idle", "weight", "cpuset", "quota", NULL };
+
+const char *guard_step_name(enum guard_step s)
+{
+	return (unsigned int)s < GUARD_STEP_NR ? guard_steps[s] : "?";
+}
+
+static int get_duration(struct pctx *c, json_t *o, const char *key, __u64 min, __u64 max,
+			uint64_t *v)
+{
+	json_t *j = json_object_get(o, key);
+	__u64 ns;
+
+	if (!j || json_is_null(j))
+		return 0;
+	if (!json_is_string(j) || parse_duration(json_string_value(j), &ns))
+		return fail(c, key, "%s", "not a duration such as \"500us\" or \"2s\"");
+	if (ns < min || ns > max)
+		return fail(c, key, "%s", "duration out of range");
+	*v = ns;
+	return 1;
+}
+
+static int parse_guard_targets(json_t *o, struct guard_config *g, char *err, size_t err_len)
+{
+	static const char *const known[] = { "LSE", "LSR", "LS", NULL };
+	struct pctx c = { err, err_len, "strategies.latencyGuard.targets" };
+	const __u64 lo = 1000, hi = 10000000000ULL; /* 1 us .. 10 s */
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 ||
+	    (r = get_duration(&c, o, "LSE", lo, hi, &g->target_lse_ns)) < 0 ||
+	    (r = get_duration(&c, o, "LSR", lo, hi, &g->target_lsr_ns)) < 0 ||
+	    (r = get_duration(&c, o, "LS", lo, hi, &g->target_ls_ns)) < 0)
+		return r;
+	return 0;
+}
+
+/* Each step once, at least one. */
+static int parse_ladder(struct pctx *c, json_t *o, struct guard_config *g)
+{
+	json_t *a = json_object_get(o, "ladder"), *v;
+	unsigned int seen = 0;
+	size_t i;
+
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a) || !json_array_size(a) || json_array_size(a) > GUARD_LADDER_MAX)
+		return fail(c, "ladder", "%s", "want 1 to 4 of idle, weight, cpuset, quota");
+	g->nr_ladder = 0;
+	json_array_foreach(a, i, v) {
+		int k = -1;
+
+		for (int s = 0; json_is_string(v) && guard_steps[s]; s++)
+			if (!strcmp(json_string_value(v), guard_steps[s]))
+				k = s;
+		if (k < 0 || (seen & (1U << k)))
+			return fail(c, "ladder", "%s", "each of idle, weight, cpuset, quota once");
+		seen |= 1U << k;
+		g->ladder[g->nr_ladder++] = (enum guard_step)k;
+	}
+	return 0;
+}
+
+static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_len)
+{
+	static const char *const known[] = { "enable",	      "targets",	"quietWindow",
+					     "settle",	      "ladder",		"quotaPercent",
+					     "cpiRisePercent", "mpkiRisePercent", NULL };
+	struct pctx c = { err, err_len, "strategies.latencyGuard" };
+	long long v;
+	json_t *t;
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 || (r = get_bool(&c, o, "enable", &g->enable)) < 0 ||
+	    (r = get_duration(&c, o, "quietWindow", 100000000ULL, 3600000000000ULL,
+			      &g->quiet_ns)) < 0 ||
+	    (r = get_duration(&c, o, "settle", 1000000ULL, 60000000000ULL, &g->settle_ns)) < 0 ||
+	    (r = parse_ladder(&c, o, g)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "quotaPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		g->quota_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "cpiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		g->cpi_rise_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mpkiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		g->mpki_rise_pct = (unsigned int)v;
+	if ((r = sub_object(&c, o, "targets", &t)) > 0)
+		r = parse_guard_targets(t, g, err, err_len);
+	return r < 0 ? r : 0;
+}
+
 static int parse_cpuset_rules(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
 {
 	static const char *const known[] = { "enable", "beCpuManager", "unsetCpuQuota", NULL };
@@ -303,7 +412,7 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"cpuSuppress",	"weightFormula",	 "kubeletCpuManagerPolicy",
 		"reservedCpus", "nodeReservedMilliCpu",	 "cpuManagerStatePath",
 		"systemQos",	"cpusetRules",		 "batchResource",
-		"recovery",	"cpuNormalizationRatio", NULL,
+		"recovery",	"cpuNormalizationRatio", "latencyGuard", NULL,
 	};
 	static const char *const batch_known[] = { "enable", NULL };
 	struct pctx c = { err, err_len, "strategies" },
@@ -328,6 +437,10 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		goto out;
 	if ((r = sub_object(&c, root, "systemQos", &o)) > 0)
 		r = parse_system_qos(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "latencyGuard", &o)) > 0)
+		r = parse_guard(o, &cfg->guard, err, err_len);
 	if (r < 0)
 		goto out;
 	if ((r = sub_object(&c, root, "batchResource", &o)) > 0) {

@@ -34,6 +34,28 @@ enum slo_recovery {
 
 #define SLO_PATH_MAX 256
 
+/* The latency guard's ladder (docs/strategies.md): what it does to BE, step by step. */
+enum guard_step {
+	GUARD_STEP_IDLE = 0, /* cpu.idle=1 on the BE dirs */
+	GUARD_STEP_WEIGHT, /* BE shares down to beShares */
+	GUARD_STEP_CPUSET, /* BE off the CPUs where LS waited, one CPU kept where possible */
+	GUARD_STEP_QUOTA, /* BE quota cut to quotaPercent of one CPU: the last resort */
+	GUARD_STEP_NR,
+};
+
+#define GUARD_LADDER_MAX GUARD_STEP_NR
+
+struct guard_config {
+	bool enable;
+	uint64_t target_lse_ns, target_lsr_ns, target_ls_ns; /* run-queue wait targets */
+	uint64_t quiet_ns; /* no breach this long: one step back */
+	uint64_t settle_ns; /* a step stays at least this long before the next or a back-out */
+	enum guard_step ladder[GUARD_LADDER_MAX];
+	unsigned int nr_ladder;
+	unsigned int quota_pct; /* quota step: % of one CPU for each BE dir */
+	unsigned int cpi_rise_pct, mpki_rise_pct; /* LS CPI/MPKI over its quiet baseline; 0 off */
+};
+
 struct slo_config {
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
@@ -58,6 +80,7 @@ struct slo_config {
 	bool batch_resource_enable;
 	double cpu_normalization_ratio; /* > 1 divides batch quota; 1 = off */
 	enum slo_recovery recovery;
+	struct guard_config guard; /* strategies.latencyGuard */
 };
 
 void slo_config_init(struct slo_config *cfg);
@@ -73,5 +96,6 @@ int slo_config_parse(const char *policy_json, const char *kqos_json, struct slo_
 		     char *err, size_t err_len);
 
 const char *suppress_policy_name(enum suppress_policy p);
+const char *guard_step_name(enum guard_step s); /* "idle", "weight", "cpuset", "quota" */
 
 #endif

@@ -12,6 +12,7 @@
 struct owner {
 	const char *path; /* "/kubepods/..." */
 	struct cg_acc *acc;
+	size_t pod; /* index of the pod the path belongs to */
 };
 
 struct throttle_prev {
@@ -125,19 +126,18 @@ static int cmp_owner(const void *a, const void *b)
 	return strcmp(((const struct owner *)a)->path, ((const struct owner *)b)->path);
 }
 
-static struct cg_acc *find_owner(const struct owner *v, size_t n, const char *path)
+static const struct owner *find_owner(const struct owner *v, size_t n, const char *path)
 {
 	struct owner key = { .path = path };
-	const struct owner *o = bsearch(&key, v, n, sizeof(*v), cmp_owner);
 
-	return o ? o->acc : NULL;
+	return bsearch(&key, v, n, sizeof(*v), cmp_owner);
 }
 
 /* The entity owning @path: the deepest registered path that is @path or one of its parents. */
-static struct cg_acc *owner_of(const struct owner *v, size_t n, const char *path)
+static const struct owner *owner_of(const struct owner *v, size_t n, const char *path)
 {
 	char buf[PATH_MAX];
-	struct cg_acc *a;
+	const struct owner *a;
 	char *slash;
 
 	snprintf(buf, sizeof(buf), "%s", path);
@@ -409,10 +409,10 @@ static void build_node(struct snapbuild *sb, const struct snapbuild_input *in, s
 
 /* --- assembling ------------------------------------------------------------------------------ */
 
-static void add_owner(struct owner *v, size_t *n, const char *path, struct cg_acc *a)
+static void add_owner(struct owner *v, size_t *n, const char *path, struct cg_acc *a, size_t pod)
 {
 	if (path)
-		v[(*n)++] = (struct owner){ .path = path, .acc = a };
+		v[(*n)++] = (struct owner){ .path = path, .acc = a, .pod = pod };
 }
 
 struct build_ctx {
@@ -445,11 +445,11 @@ static int index_entities(struct snapshot *s, struct build_ctx *b)
 		if (p->pod->is_static)
 			for (size_t k = 0; k < p->pod->nr_cgroups; k++)
 				add_owner(b->owners, &b->nowners, p->pod->cgroups[k],
-					  &b->pod_acc[i]);
+					  &b->pod_acc[i], i);
 		else
-			add_owner(b->owners, &b->nowners, p->cgroup, &b->pod_acc[i]);
+			add_owner(b->owners, &b->nowners, p->cgroup, &b->pod_acc[i], i);
 		for (size_t j = 0; j < p->nr_ctrs; j++, nctr++)
-			add_owner(b->owners, &b->nowners, p->ctrs[j].cgroup, &b->ctr_acc[nctr]);
+			add_owner(b->owners, &b->nowners, p->ctrs[j].cgroup, &b->ctr_acc[nctr], i);
 	}
 	qsort(b->owners, b->nowners, sizeof(*b->owners), cmp_owner);
 	return 0;
@@ -499,6 +499,20 @@ static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d,
 	return 0;
 }
 
+/* in->cgs is sorted by cgid, so each pod's list comes out ascending. */
+static void add_member(struct snap_pod *p, __u64 cgid)
+{
+	__u64 *v;
+
+	if ((p->nr_cgids & (p->nr_cgids - 1)) == 0) { /* 0, 1, 2, 4, ...: grow by doubling */
+		v = realloc(p->cgids, (p->nr_cgids ? 2 * p->nr_cgids : 1) * sizeof(*v));
+		if (!v)
+			return;
+		p->cgids = v;
+	}
+	p->cgids[p->nr_cgids++] = cgid;
+}
+
 /* Charge each cgroup the collector knows to its owner, or list it as an "other" if it ran. */
 static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s,
 		       struct build_ctx *b)
@@ -507,15 +521,17 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
 	for (size_t k = 0; k < in->nr_cgs; k++) {
 		const struct cg_delta *d = &in->cgs[k];
-		struct cg_acc *a;
+		const struct owner *o;
 
 		if (!d->path)
 			continue;
-		a = owner_of(b->owners, b->nowners, d->path);
-		if (a)
-			cg_acc_add(a, d, &sb->cum[k]);
-		else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in))
+		o = owner_of(b->owners, b->nowners, d->path);
+		if (o) {
+			cg_acc_add(o->acc, d, &sb->cum[k]);
+			add_member(&s->pods[o->pod], d->d.cgid);
+		} else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
 			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
+		}
 	}
 }
 

@@ -27,6 +27,7 @@ static void free_pod(struct snap_pod *p)
 		free(p->ctrs[i].cgroup);
 	free(p->ctrs);
 	free(p->cgroup);
+	free(p->cgids);
 }
 
 void snapshot__put(struct snapshot *s)

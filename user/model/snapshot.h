@@ -75,6 +75,10 @@ struct snap_pod {
 	struct snap_stats st;
 	struct snap_container *ctrs;
 	size_t nr_ctrs;
+	/* every cgroup the collector charged to the pod this tick (its own, its containers' and
+	 * any below them), ascending: what the kernel-side watches and placement key on */
+	__u64 *cgids;
+	size_t nr_cgids;
 };
 
 /* Per koordinator class (defaulted class, enum pod_qos index). */
@@ -140,6 +144,19 @@ struct snap_action {
 	char why[96];
 };
 
+/* The latency guard's state, and how fast the event path reacted. */
+#define SNAP_REACT_BUCKETS 12 /* le 50us 100us 200us 500us 1ms 2ms 5ms 10ms 20ms 50ms 100ms 1s */
+struct snap_guard {
+	bool enabled;
+	unsigned int level; /* ladder steps in force */
+	unsigned int steps; /* bit per enum guard_step in force */
+	__u64 breaches, escalations, back_outs, relaxes; /* since start */
+	/* kernel event -> decide -> cgroup write done, of reactions that wrote something */
+	__u64 react_count;
+	double react_sum_s;
+	__u64 react_hist[SNAP_REACT_BUCKETS]; /* cumulative, le order */
+};
+
 struct snap_enforce {
 	bool enabled; /* some strategy is on */
 	bool dry_run;
@@ -152,6 +169,7 @@ struct snap_enforce {
 	struct snap_action_count counts[SNAP_ACTION_KINDS];
 	size_t nr_recent; /* newest first */
 	struct snap_action recent[SNAP_RECENT];
+	struct snap_guard guard;
 };
 
 /* The kernel's event path: ring buffer figures since start. */
