@@ -240,6 +240,34 @@ static void breach(struct guard_state *st, const struct strategy_input *in,
 	escalate(st, in, rep, why);
 }
 
+static bool pod_has_cgroup(const struct snap_pod *sp, uint64_t cgid)
+{
+	if (sp->cgid == cgid)
+		return true;
+	for (size_t c = 0; c < sp->nr_ctrs; c++)
+		if (sp->ctrs[c].cgid == cgid)
+			return true;
+	for (size_t c = 0; c < sp->nr_cgids; c++)
+		if (sp->cgids[c] == cgid)
+			return true;
+	return false;
+}
+
+/*
+ * The kernel says which cgroup ran before the late switch-in: a wait behind LS itself or a
+ * system service is nothing BE can be pushed back for.
+ */
+static bool blames_be(const struct snapshot *snap, uint64_t prev_cgid)
+{
+	for (size_t i = 0; prev_cgid && i < snap->nr_pods; i++) {
+		const struct snap_pod *sp = &snap->pods[i];
+
+		if (sp->pod && strat_pod_is_be(sp->pod) && pod_has_cgroup(sp, prev_cgid))
+			return true;
+	}
+	return false;
+}
+
 static void on_waits(struct guard_state *st, const struct strategy_input *in,
 		     struct guard_report *rep)
 {
@@ -249,6 +277,8 @@ static void on_waits(struct guard_state *st, const struct strategy_input *in,
 	for (size_t i = 0; i < in->nr_waits; i++) {
 		const struct wait_event *w = &in->waits[i];
 
+		if (!blames_be(in->snap, w->prev_cgid))
+			continue;
 		if (w->cpu < CPUMASK_MAX_CPUS)
 			cpumask_set(&st->hot, w->cpu);
 		if (!worst || w->wait_ns > worst->wait_ns)
@@ -256,7 +286,7 @@ static void on_waits(struct guard_state *st, const struct strategy_input *in,
 	}
 	if (!worst)
 		return;
-	snprintf(why, sizeof(why), "LS cgroup %llu waited %llu us on CPU %u",
+	snprintf(why, sizeof(why), "LS cgroup %llu waited %llu us behind BE on CPU %u",
 		 (unsigned long long)worst->cgid, (unsigned long long)worst->wait_ns / 1000,
 		 worst->cpu);
 	breach(st, in, rep, why);
@@ -317,7 +347,8 @@ static void on_tick(struct guard_state *st, const struct strategy_input *in,
 	char why[96];
 
 	if (!back_out(st, in, sev, rep)) {
-		if (sev > 1) {
+		/* an LS tail with BE idle is not BE's doing: nothing to push back */
+		if (sev > 1 && be_cores(in->snap) >= BE_ACTIVE_CORES) {
 			snprintf(why, sizeof(why), "LS p99 wait %.2fx its target", sev);
 			breach(st, in, rep, why);
 		} else if (pmu_harm(st, in->snap, g, why, sizeof(why))) {
@@ -399,6 +430,20 @@ static void fill_report(const struct guard_state *st, const struct guard_config 
 				   0;
 }
 
+/* Every knob of every step, on every BE dir: what a reaction may write before the next tick. */
+static int plan_reserve(const struct strategy_input *in, struct plan *r)
+{
+	const struct guard_config *g = &in->cfg->guard;
+	struct guard_state all = { .level = g->nr_ladder };
+	struct be_targets t;
+	int err = 0;
+
+	strat_be_targets(in->snap, &t);
+	for (unsigned int i = 0; i < g->nr_ladder && t.nr_top && !err; i++)
+		err = plan_step(&all, in, &t, g->ladder[i], r);
+	return err;
+}
+
 static int guard_decide(void *state, const struct strategy_input *in, struct plan *p,
 			struct strategy_report *rep)
 {
@@ -406,6 +451,8 @@ static int guard_decide(void *state, const struct strategy_input *in, struct pla
 
 	if (in->cfg->guard.nr_ladder == 0)
 		return 0;
+	if (rep->reserve && plan_reserve(in, rep->reserve))
+		return -ENOMEM;
 	if (in->is_tick)
 		on_tick(st, in, &rep->guard);
 	on_waits(st, in, &rep->guard);

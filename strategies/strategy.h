@@ -57,6 +57,9 @@ struct strategy_report {
 	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
 	int64_t be_quota_us;
 	struct guard_report guard; /* the latency guard */
+	/* on a tick: knobs a reacting strategy may write before the next (values ignored), so
+	 * their originals are journaled ahead; NULL between ticks */
+	struct plan *reserve;
 };
 
 struct kqos_strategy {

@@ -24,6 +24,7 @@ enum field_type {
 	F_JSON, /* any object, kept as compact JSON text (validated by its consumer) */
 	F_BOOL,
 	F_U32,
+	F_INT, /* signed, in [imin, imax] */
 	F_ENUM,
 	F_OBJECT,
 };
@@ -35,6 +36,7 @@ struct field {
 	size_t off;
 	size_t size; /* F_STRING: buffer size */
 	unsigned long long min, max; /* F_U32, F_DURATION (ns) */
+	long long imin, imax; /* F_INT */
 	const char *const *names; /* F_ENUM: NULL-terminated, index = value */
 	const struct field *sub; /* F_OBJECT: NULL-terminated by key */
 	size_t off2; /* F_STRLIST: offset of the __u32 element count */
@@ -175,6 +177,7 @@ static const struct field top_fields[] = {
 	{ .key = "cgroupMode", .type = F_ENUM, .off = OFF(cgroup_mode), .names = cg_mode_names },
 	{ .key = "logLevel", .type = F_ENUM, .off = OFF(log_level), .names = log_level_names },
 	{ .key = "dryRun", .type = F_BOOL, .off = OFF(dry_run) },
+	{ .key = "nice", .type = F_INT, .off = OFF(nice), .imin = -20, .imax = 19 },
 	{ .key = "collector", .type = F_OBJECT, .sub = collector_fields },
 	{ .key = "pmu", .type = F_OBJECT, .sub = pmu_fields },
 	{ .key = "stateDir", .type = F_STRING, .off = OFF(state_dir), .size = PATH_MAX },
@@ -198,6 +201,7 @@ void config_defaults(struct kqos_config *cfg)
 	snprintf(cfg->cgroup_root, sizeof(cfg->cgroup_root), "/sys/fs/cgroup");
 	cfg->cgroup_mode = CG_MODE_AUTO;
 	cfg->log_level = LOG_INFO;
+	cfg->nice = -10;
 	cfg->collector.max_cgroups = 16384;
 	cfg->collector.reap_interval_ns = 10 * NSEC_PER_SEC;
 	snprintf(cfg->pmu.cycles, sizeof(cfg->pmu.cycles), "cycles");
@@ -415,6 +419,19 @@ static int set_u32(struct parse_ctx *c, const struct field *f, json_t *v, void *
 	return 0;
 }
 
+static int set_int(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
+{
+	json_int_t i;
+
+	if (!json_is_integer(v))
+		return fail(c, "expected an integer");
+	i = json_integer_value(v);
+	if (i < f->imin || i > f->imax)
+		return fail(c, "%lld out of range [%lld, %lld]", (long long)i, f->imin, f->imax);
+	*(int *)dst = (int)i;
+	return 0;
+}
+
 static int set_string(struct parse_ctx *c, const struct field *f, json_t *v, void *dst)
 {
 	if (!json_is_string(v))
@@ -519,6 +536,8 @@ static int set_field(struct parse_ctx *c, const struct field *f, json_t *v, void
 		return 0;
 	case F_U32:
 		return set_u32(c, f, v, dst);
+	case F_INT:
+		return set_int(c, f, v, dst);
 	case F_ENUM:
 		return set_enum(c, f, v, dst);
 	case F_OBJECT:

@@ -39,6 +39,7 @@ struct kqos_config {
 	__u32 cgroup_mode; /* "cgroupMode": enum cg_mode_cfg */
 	__u32 log_level; /* "logLevel": enum log_level */
 	bool dry_run; /* "dryRun": decide and log, never write */
+	int nice; /* "nice": the agent's own; it must get the CPU BE is pushed off (-10) */
 	/* "pmu": event names per role ("" = off) and extra events; at most KQOS_PMU_MAX in all */
 	struct {
 		char cycles[PMU_NAME_LEN];

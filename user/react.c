@@ -161,19 +161,22 @@ void reactor__sync(struct reactor *r, const struct snapshot *s, const uint64_t *
 
 /* --- events -------------------------------------------------------------------------------- */
 
-static void note_reaction(struct reactor *r, uint64_t ns)
+static void note_reaction(struct reactor *r, uint64_t ns, uint64_t user_ns)
 {
 	struct snap_guard *g = &r->stats;
 
 	g->react_count++;
 	g->react_sum_s += ns / 1e9;
+	g->react_user_sum_s += user_ns / 1e9;
+	if (user_ns / 1e9 > g->react_user_max_s)
+		g->react_user_max_s = user_ns / 1e9;
 	for (int i = 0; i < SNAP_REACT_BUCKETS; i++)
 		if (ns <= react_le_ns[i])
 			g->react_hist[i]++;
 }
 
 static void react(struct reactor *r, const struct snapshot *s, size_t n, uint64_t first_ts,
-		  struct snap_enforce *en)
+		  uint64_t woke_ns, struct snap_enforce *en)
 {
 	struct enforcer_now now = { .mono_ns = now_ns(CLOCK_MONOTONIC),
 				    .wall_ns = now_ns(CLOCK_REALTIME),
@@ -185,9 +188,10 @@ static void react(struct reactor *r, const struct snapshot *s, size_t n, uint64_
 		log_warn("reaction failed, the next tick retries", NULL);
 	done = now_ns(CLOCK_MONOTONIC);
 	if (n && enforcer__nr_writes(r->enf) != before && done > first_ts) {
-		note_reaction(r, done - first_ts);
-		log_dbg("reacted", "waits=%zu event_to_write_us=%llu", n,
-			(unsigned long long)(done - first_ts) / 1000);
+		note_reaction(r, done - first_ts, done - woke_ns);
+		log_dbg("reacted", "waits=%zu event_to_write_us=%llu user_us=%llu", n,
+			(unsigned long long)(done - first_ts) / 1000,
+			(unsigned long long)(done - woke_ns) / 1000);
 	}
 	reactor__fill(r, en);
 	reactor__arm(r);
@@ -229,8 +233,8 @@ static size_t sort_events(struct reactor *r, const struct kqos_event *q, size_t 
 
 bool reactor__on_events(struct reactor *r, const struct snapshot *s, struct snap_enforce *en)
 {
+	uint64_t first = 0, woke = now_ns(CLOCK_MONOTONIC);
 	const struct kqos_event *q;
-	uint64_t first = 0;
 	bool changed = false;
 	size_t nq, n;
 
@@ -239,7 +243,7 @@ bool reactor__on_events(struct reactor *r, const struct snapshot *s, struct snap
 	n = sort_events(r, q, nq, &first, &changed);
 	kevents__clear(r->ev);
 	if (n && r->enf && s)
-		react(r, s, n, first, en);
+		react(r, s, n, first, woke, en);
 	if (changed)
 		soon(r);
 	return changed;
@@ -248,7 +252,7 @@ bool reactor__on_events(struct reactor *r, const struct snapshot *s, struct snap
 void reactor__on_deadline(struct reactor *r, const struct snapshot *s, struct snap_enforce *en)
 {
 	if (r->enf && s)
-		react(r, s, 0, 0, en);
+		react(r, s, 0, 0, 0, en);
 }
 
 bool reactor__take_soon(struct reactor *r)
@@ -263,5 +267,7 @@ void reactor__fill(const struct reactor *r, struct snap_enforce *en)
 {
 	en->guard.react_count = r->stats.react_count;
 	en->guard.react_sum_s = r->stats.react_sum_s;
+	en->guard.react_user_sum_s = r->stats.react_user_sum_s;
+	en->guard.react_user_max_s = r->stats.react_user_max_s;
 	memcpy(en->guard.react_hist, r->stats.react_hist, sizeof(en->guard.react_hist));
 }

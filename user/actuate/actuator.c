@@ -41,6 +41,7 @@ struct actuator {
 	bool dry_run;
 	enum cg_weight_formula formula;
 	struct journal jr;
+	const struct plan *reserve; /* borrowed: knobs journaled ahead for reactions */
 	struct snap_action_count counts[SNAP_ACTION_KINDS];
 	size_t nr_counts;
 	uint64_t write_errors;
@@ -418,6 +419,29 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 }
 
 /* Journal what is about to change for the first time; persisted before any write. */
+/*
+ * Knobs a reaction may write between ticks get their originals journaled at the tick, so the
+ * reaction itself never waits for the journal's fsync. Their values are left alone here.
+ */
+static int journal_reserved(struct actuator *a, bool *added)
+{
+	const struct plan *r = a->reserve;
+	struct knob_value c;
+	int err;
+
+	for (size_t i = 0; r && i < r->nr; i++) {
+		const struct plan_entry *e = &r->entries[i];
+
+		if (journal_find(&a->jr, e->cgroup, e->knob) || read_cur(a, e->cgroup, e->knob, &c))
+			continue;
+		err = journal_add(&a->jr, e->cgroup, e->knob, &c);
+		if (err)
+			return err;
+		*added = true;
+	}
+	return 0;
+}
+
 static int journal_items(struct actuator *a, const struct item *items, size_t n)
 {
 	bool added = false;
@@ -431,6 +455,9 @@ static int journal_items(struct actuator *a, const struct item *items, size_t n)
 			return err;
 		added = true;
 	}
+	err = journal_reserved(a, &added);
+	if (err)
+		return err;
 	return added ? journal_save(&a->jr) : 0;
 }
 
@@ -446,6 +473,8 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 		int err;
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
+			continue;
+		if (a->reserve && plan_find(a->reserve, j->cgroup, j->knob))
 			continue;
 		err = read_cur(a, j->cgroup, j->knob, &c);
 		if (!err && knob_ops(j->knob)->holds(&c, &back))
@@ -468,7 +497,7 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	size_t n;
 	int err;
 
-	err = plan ? journal_reserve(&a->jr, plan->nr) : 0;
+	err = journal_reserve(&a->jr, (plan ? plan->nr : 0) + (a->reserve ? a->reserve->nr : 0));
 	if (!err)
 		err = collect(a, plan, &items, &n);
 	if (err)
@@ -489,6 +518,11 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	return err;
 }
 
+void actuator__set_reserve(struct actuator *a, const struct plan *reserve)
+{
+	a->reserve = reserve;
+}
+
 int actuator__apply(struct actuator *a, const struct plan *plan, uint64_t wall_ns)
 {
 	a->now_ns = wall_ns;
@@ -506,6 +540,7 @@ int actuator__restore(struct actuator *a)
 		return 0;
 	plan_init(&empty);
 	a->dry_run = false; /* a dry run journals nothing; whatever is journaled is real */
+	a->reserve = NULL; /* everything goes back: nothing is kept for a reaction */
 	err = run_pass(a, &empty);
 	a->dry_run = dry;
 	if (!err && a->jr.n) {

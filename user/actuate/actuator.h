@@ -49,6 +49,13 @@ void actuator__set_formula(struct actuator *a, enum cg_weight_formula formula);
  */
 int actuator__apply(struct actuator *a, const struct plan *plan, uint64_t wall_ns);
 
+/*
+ * Knobs (values ignored) whose originals every apply journals ahead and keeps journaled while
+ * they are at their original: a reaction between ticks then writes without the journal's
+ * fsync. Borrowed until the next call; NULL = none.
+ */
+void actuator__set_reserve(struct actuator *a, const struct plan *reserve);
+
 /* Write every journaled original back (ordered), then clear the journal. 0 or first -errno. */
 int actuator__restore(struct actuator *a);
 

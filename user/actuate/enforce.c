@@ -28,6 +28,7 @@ struct enforcer {
 	size_t nr_slots;
 	struct plan plan;
 	struct plan base; /* the last tick's plan before any tightening: what reactions start from */
+	struct plan reserve; /* knobs reactions may write, journaled ahead at each tick */
 	struct strategy_report last; /* the last tick's or reaction's report */
 };
 
@@ -106,6 +107,7 @@ int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 		return -ENOMEM;
 	plan_init(&e->plan);
 	plan_init(&e->base);
+	plan_init(&e->reserve);
 	err = slo_config_parse(opts->policy_json, opts->kqos_json, &e->cfg, msg, sizeof(msg));
 	if (err) {
 		log_err("invalid enforcement config", "err=\"%s\"", msg);
@@ -124,6 +126,7 @@ int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 	err = actuator__new(e->cg, &aopts, &e->act);
 	if (err)
 		goto err;
+	actuator__set_reserve(e->act, &e->reserve);
 	err = init_strategies(e);
 	if (err)
 		goto err;
@@ -226,16 +229,18 @@ static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
-	struct strategy_input in = { .snap = snap,
-				     .cfg = &e->cfg,
-				     .now_ns = snap->mono_ns,
-				     .is_tick = true };
+	struct strategy_input in = {
+		.snap = snap, .cfg = &e->cfg, .now_ns = snap->mono_ns, .is_tick = true
+	};
 	struct strategy_report rep = { 0 };
 	int err;
 
 	plan_reset(&e->plan);
+	plan_reset(&e->reserve);
+	rep.reserve = &e->reserve;
 	decide_all(e, &in, &rep);
 	log_moves(&rep.guard);
+	actuator__set_reserve(e->act, &e->reserve);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
 	e->last = rep;
 	fill_state(e, &rep, ret);
@@ -316,6 +321,7 @@ void enforcer__free(struct enforcer *e)
 			e->slots[i].s->fini(e->slots[i].state);
 	plan_fini(&e->plan);
 	plan_fini(&e->base);
+	plan_fini(&e->reserve);
 	actuator__free(e->act);
 	cgroupfs__free(e->cg);
 	free(e);

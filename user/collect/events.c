@@ -158,8 +158,7 @@ static int put_key(struct kevents *e, struct keyset *ks, const struct wait_watch
 }
 
 /* Delete what left, write what is new or changed: a merge of two sorted lists. */
-static int apply_diff(struct kevents *e, struct keyset *ks, const struct wait_watch *nv,
-		      size_t nn)
+static int apply_diff(struct kevents *e, struct keyset *ks, const struct wait_watch *nv, size_t nn)
 {
 	size_t i = 0, j = 0;
 	int err = 0, r;

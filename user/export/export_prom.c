@@ -585,6 +585,74 @@ static void enforce_families(struct render *r)
 	}
 }
 
+static void guard_reaction(struct render *r, const struct snap_guard *g)
+{
+	static const char *const le[SNAP_REACT_BUCKETS] = { "5e-05", "0.0001", "0.0002", "0.0005",
+							    "0.001", "0.002",  "0.005",	 "0.01",
+							    "0.02",  "0.05",   "0.1",	 "1" };
+	char extra[48];
+
+	family(r->f, "kqos_guard_reaction_seconds", "histogram",
+	       "Kernel LS wait event to the last cgroup write of the reaction it caused.");
+	for (int i = 0; i < SNAP_REACT_BUCKETS; i++) {
+		snprintf(extra, sizeof(extra), "le=\"%s\"", le[i]);
+		sample_u64(r->f, "kqos_guard_reaction_seconds_bucket", NULL, extra,
+			   g->react_hist[i]);
+	}
+	sample_u64(r->f, "kqos_guard_reaction_seconds_bucket", NULL, "le=\"+Inf\"", g->react_count);
+	sample(r->f, "kqos_guard_reaction_seconds_sum", NULL, NULL, g->react_sum_s);
+	sample_u64(r->f, "kqos_guard_reaction_seconds_count", NULL, NULL, g->react_count);
+	family(r->f, "kqos_guard_reaction_user_seconds_total", "counter",
+	       "The user-space part of those reactions: ring buffer wakeup to the write done.");
+	sample(r->f, "kqos_guard_reaction_user_seconds_total", NULL, NULL, g->react_user_sum_s);
+	family(r->f, "kqos_guard_reaction_user_seconds_max", "gauge",
+	       "The slowest user-space part of a reaction since start.");
+	sample(r->f, "kqos_guard_reaction_user_seconds_max", NULL, NULL, g->react_user_max_s);
+}
+
+static void guard_families(struct render *r)
+{
+	static const char *const moves[] = { "escalate", "back_out", "relax" };
+	const struct snap_guard *g = &r->en->guard;
+	__u64 n[] = { g->escalations, g->back_outs, g->relaxes };
+
+	if (!g->enabled)
+		return;
+	family(r->f, "kqos_guard_level", "gauge", "Latency guard ladder steps in force on BE.");
+	sample_u64(r->f, "kqos_guard_level", NULL, NULL, g->level);
+	family(r->f, "kqos_guard_breaches_total", "counter",
+	       "LS run-queue waits past target the latency guard acted on (events and ticks).");
+	sample_u64(r->f, "kqos_guard_breaches_total", NULL, NULL, g->breaches);
+	family(r->f, "kqos_guard_transitions_total", "counter",
+	       "Latency guard moves: escalate, back_out (a step that hurt), relax.");
+	for (size_t i = 0; i < 3; i++) {
+		char *l = labels_of("move", moves[i], NULL);
+
+		if (l)
+			sample_u64(r->f, "kqos_guard_transitions_total", l, NULL, n[i]);
+		free(l);
+	}
+	guard_reaction(r, g);
+}
+
+static void event_families(struct render *r)
+{
+	const struct snap_events *e = &r->s->events;
+
+	family(r->f, "kqos_events_total", "counter",
+	       "Ring buffer records the kernel sent (LS waits, cgroup changes).");
+	sample_u64(r->f, "kqos_events_total", NULL, NULL, e->emitted);
+	family(r->f, "kqos_events_dropped_total", "counter",
+	       "Ring buffer records lost: buffer full in the kernel or queue full in kqos.");
+	sample_u64(r->f, "kqos_events_dropped_total", NULL, NULL, e->dropped + e->queue_lost);
+	family(r->f, "kqos_events_suppressed_total", "counter",
+	       "LS waits past target not sent by the per-CPU rate limit (1 per cgroup per ms).");
+	sample_u64(r->f, "kqos_events_suppressed_total", NULL, NULL, e->suppressed);
+	family(r->f, "kqos_events_watched_cgroups", "gauge",
+	       "LS cgroups whose run-queue waits the kernel watches.");
+	sample_u64(r->f, "kqos_events_watched_cgroups", NULL, NULL, e->watches);
+}
+
 static void health_families(struct render *r, const struct prom_health *h)
 {
 	const struct snapshot *s = r->s;
@@ -632,6 +700,8 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 			scope_families(&r, sc);
 		rdt_families(&r);
 		enforce_families(&r);
+		guard_families(&r);
+		event_families(&r);
 	}
 	free_entities(&r);
 	if (fclose(r.f) && !err)

@@ -206,6 +206,25 @@ static json_t *rdt_json(const struct snapshot *s)
 	return json_pack("{s:b, s:o}", "enabled", s->rdt_enabled, "groups", groups);
 }
 
+static json_t *guard_json(const struct snap_guard *g)
+{
+	static const char *const steps[] = { "idle", "weight", "cpuset", "quota" };
+	json_t *on = json_array(), *hist = json_array();
+
+	for (unsigned int i = 0; i < 4; i++)
+		if (g->steps & (1U << i))
+			json_array_append_new(on, json_string(steps[i]));
+	for (int i = 0; i < SNAP_REACT_BUCKETS; i++)
+		json_array_append_new(hist, json_integer((json_int_t)g->react_hist[i]));
+	return json_pack("{s:i, s:o, s:I, s:I, s:I, s:I, s:{s:I, s:f, s:f, s:f, s:o}}", "level",
+			 (int)g->level, "steps", on, "breaches", (json_int_t)g->breaches,
+			 "escalations", (json_int_t)g->escalations, "back_outs",
+			 (json_int_t)g->back_outs, "relaxes", (json_int_t)g->relaxes, "reaction",
+			 "count", (json_int_t)g->react_count, "sum_s", g->react_sum_s, "user_sum_s",
+			 g->react_user_sum_s, "user_max_s", g->react_user_max_s, "cumulative",
+			 hist);
+}
+
 static json_t *enforce_json(const struct snap_enforce *e)
 {
 	json_t *counts = json_array(), *recent = json_array(), *o;
@@ -232,6 +251,8 @@ static json_t *enforce_json(const struct snap_enforce *e)
 		set_new(o, "be_cpus", json_string(cpus));
 	if (o && e->has_be_quota)
 		set_new(o, "be_cfs_quota_us", json_integer(e->be_quota_us));
+	if (o && e->guard.enabled)
+		set_new(o, "guard", guard_json(&e->guard));
 	return o;
 }
 
@@ -244,13 +265,19 @@ static json_t *snapshot_json(const struct snapshot *s, const struct snap_enforce
 	for (int i = 0; i < s->pmu_n; i++)
 		json_array_append_new(pmu, json_string(s->pmu[i].name));
 	return json_pack("{s:I, s:f, s:f, s:s, s:s, s:{s:s, s:b}, s:I, s:o, s:o, s:o, s:o, s:o, "
-			 "s:o, s:o}",
+			 "s:o, s:o, s:o}",
 			 "seq", (json_int_t)s->seq, "time", s->wall_ns / 1e9, "interval_s",
 			 s->interval_s, "hierarchy", s->hierarchy, "mount", s->mount, "pod_source",
 			 "kind", s->pod_source, "stale", s->pods_stale, "dropped_switches",
 			 (json_int_t)s->dropped_switches, "pmu_events", pmu, "node", node_json(s),
 			 "classes", classes_json(s), "pods", pods, "cgroups", others_json(s),
-			 "resctrl", rdt_json(s), "enforcement", enforce_json(en));
+			 "resctrl", rdt_json(s), "enforcement", enforce_json(en), "events",
+			 json_pack("{s:I, s:I, s:I, s:I, s:I}", "emitted",
+				   (json_int_t)s->events.emitted, "dropped",
+				   (json_int_t)s->events.dropped, "suppressed",
+				   (json_int_t)s->events.suppressed, "queue_lost",
+				   (json_int_t)s->events.queue_lost, "watches",
+				   (json_int_t)s->events.watches));
 }
 
 char *snapjson_format(const struct snapshot *s, const struct snap_enforce *en, bool pretty)

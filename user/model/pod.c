@@ -13,16 +13,16 @@
 #include "pod.h"
 #include "units.h"
 
-#define LABEL_QOS	 "koordinator.sh/qosClass"
-#define LABEL_PRIO	 "koordinator.sh/priority-class"
-#define ANN_RES_STATUS	 "scheduling.koordinator.sh/resource-status"
-#define ANN_EXT_SPEC	 "node.koordinator.sh/extended-resource-spec"
-#define ANN_RESCTRL	 "node.koordinator.sh/resctrl"
-#define ANN_WAIT_TARGET	 "kqos.sh/wait-target"
+#define LABEL_QOS	   "koordinator.sh/qosClass"
+#define LABEL_PRIO	   "koordinator.sh/priority-class"
+#define ANN_RES_STATUS	   "scheduling.koordinator.sh/resource-status"
+#define ANN_EXT_SPEC	   "node.koordinator.sh/extended-resource-spec"
+#define ANN_RESCTRL	   "node.koordinator.sh/resctrl"
+#define ANN_WAIT_TARGET	   "kqos.sh/wait-target"
 #define WAIT_TARGET_MAX_NS (10ULL * 1000000000ULL) /* a wait of seconds is no target */
-#define NAME_MAX_LEN	 253 /* DNS-1123 subdomain */
-#define QTY_MAX_DIGITS	 19 /* significant digits: keeps the mantissa below 2^64 */
-#define QTY_MAX_EXPONENT 40
+#define NAME_MAX_LEN	   253 /* DNS-1123 subdomain */
+#define QTY_MAX_DIGITS	   19 /* significant digits: keeps the mantissa below 2^64 */
+#define QTY_MAX_EXPONENT   40
 
 /* ---- names and small validators ------------------------------------------------------------- */
 

@@ -303,8 +303,8 @@ static int parse_ladder(struct pctx *c, json_t *o, struct guard_config *g)
 
 static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_len)
 {
-	static const char *const known[] = { "enable",	      "targets",	"quietWindow",
-					     "settle",	      "ladder",		"quotaPercent",
+	static const char *const known[] = { "enable",	       "targets",	  "quietWindow",
+					     "settle",	       "ladder",	  "quotaPercent",
 					     "cpiRisePercent", "mpkiRisePercent", NULL };
 	struct pctx c = { err, err_len, "strategies.latencyGuard" };
 	long long v;
@@ -312,8 +312,8 @@ static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_
 	int r;
 
 	if ((r = check_keys(&c, o, known)) < 0 || (r = get_bool(&c, o, "enable", &g->enable)) < 0 ||
-	    (r = get_duration(&c, o, "quietWindow", 100000000ULL, 3600000000000ULL,
-			      &g->quiet_ns)) < 0 ||
+	    (r = get_duration(&c, o, "quietWindow", 100000000ULL, 3600000000000ULL, &g->quiet_ns)) <
+		    0 ||
 	    (r = get_duration(&c, o, "settle", 1000000ULL, 60000000000ULL, &g->settle_ns)) < 0 ||
 	    (r = parse_ladder(&c, o, g)) < 0)
 		return r;
@@ -412,7 +412,8 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"cpuSuppress",	"weightFormula",	 "kubeletCpuManagerPolicy",
 		"reservedCpus", "nodeReservedMilliCpu",	 "cpuManagerStatePath",
 		"systemQos",	"cpusetRules",		 "batchResource",
-		"recovery",	"cpuNormalizationRatio", "latencyGuard", NULL,
+		"recovery",	"cpuNormalizationRatio", "latencyGuard",
+		NULL,
 	};
 	static const char *const batch_known[] = { "enable", NULL };
 	struct pctx c = { err, err_len, "strategies" },

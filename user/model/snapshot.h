@@ -155,6 +155,8 @@ struct snap_guard {
 	__u64 react_count;
 	double react_sum_s;
 	__u64 react_hist[SNAP_REACT_BUCKETS]; /* cumulative, le order */
+	/* the user-space part: ring buffer wakeup handled -> cgroup write done */
+	double react_user_sum_s, react_user_max_s;
 };
 
 struct snap_enforce {
