@@ -1,0 +1,39 @@
+# SPDX-License-Identifier: GPL-2.0
+# Deployment targets (docs/deploy.md): the container image and its live test, manifest and rule
+# checks, the systemd unit, install. Included by the top-level Makefile.
+
+ENGINE ?= podman
+IMAGE ?= localhost/kqos/kqosd
+IMAGE_BASE ?= localhost/kqos-debian:12
+REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+PREFIX ?= /usr/local
+DESTDIR ?=
+# runc, not Debian's default crun: crun 1.8 refuses hybrid hosts whose cgroup2 tree has a
+# controller (hugetlb here). Explicit rlimits: podman's defaults (1M files) need CAP_SYS_RESOURCE
+# to set, which a nested root (a VM sandbox, a CI runner) may not have.
+ENGINE_FLAGS ?= --runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192
+
+.PHONY: image image-base image-test deploy-check deploy-deps install help-deploy
+
+deploy-deps:
+	$(Q)scripts/deps.sh deploy
+
+image-base: deploy-deps
+	$(Q)ENGINE=$(ENGINE) BASE=$(IMAGE_BASE) deploy/image/base.sh
+
+# Layers are cached: a second build with unchanged sources takes seconds.
+image: image-base
+	$(call msg,IMAGE,$(IMAGE):$(VERSION))
+	$(Q)$(ENGINE) build --quiet --format docker $(ENGINE_FLAGS) --network=host -f deploy/Dockerfile \
+		$(IMAGE_BUILD_FLAGS) \
+		--build-arg BASE=$(IMAGE_BASE) --build-arg VERSION=$(VERSION) \
+		--build-arg REVISION=$(REVISION) \
+		-t $(IMAGE):$(VERSION) -t $(IMAGE):latest . >/dev/null
+	$(Q)$(ENGINE) image inspect --format '  image    {{.Size}} bytes, version {{index .Labels "org.opencontainers.image.version"}}' $(IMAGE):latest
+
+help-deploy:
+	@echo 'deploy (docs/deploy.md)'
+	@echo '  make image        build $(IMAGE) with $(ENGINE) (base: $(IMAGE_BASE), made by mmdebstrap)'
+	@echo '  make image-test   root: run the image as the DaemonSet would, least privilege, health'
+	@echo '  make deploy-check validate manifests, example configs, Prometheus rules, systemd unit'
+	@echo '  make install      PREFIX=$(PREFIX) DESTDIR=: binaries, unit, example config, docs'
