@@ -37,3 +37,8 @@ help-deploy:
 	@echo '  make image-test   root: run the image as the DaemonSet would, least privilege, health'
 	@echo '  make deploy-check validate manifests, example configs, Prometheus rules, systemd unit'
 	@echo '  make install      PREFIX=$(PREFIX) DESTDIR=: binaries, unit, example config, docs'
+
+# Live, as root: the DaemonSet's settings under podman (deploy/image/image-test.sh).
+image-test: image $(KQOSTOP)
+	$(Q)OUTPUT=$(OUTPUT) ENGINE=$(ENGINE) IMAGE=$(IMAGE):latest ENGINE_FLAGS="$(ENGINE_FLAGS)" \
+		deploy/image/image-test.sh
