@@ -8,12 +8,21 @@ IMAGE_BASE ?= localhost/kqos-debian:12
 REVISION ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
 PREFIX ?= /usr/local
 DESTDIR ?=
+# kqos-top sits next to kqosd: --standalone starts the kqosd beside it.
+SBINDIR ?= $(PREFIX)/sbin
+DOCDIR ?= $(PREFIX)/share/doc/kqos
+EXAMPLEDIR ?= $(PREFIX)/share/kqos/examples
+SYSCONFDIR ?= /etc
+UNITDIR ?= /etc/systemd/system
 # runc, not Debian's default crun: crun 1.8 refuses hybrid hosts whose cgroup2 tree has a
 # controller (hugetlb here). Explicit rlimits: podman's defaults (1M files) need CAP_SYS_RESOURCE
 # to set, which a nested root (a VM sandbox, a CI runner) may not have.
 ENGINE_FLAGS ?= --runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192
 
 .PHONY: image image-base image-test deploy-check deploy-deps install help-deploy
+# The unit names the binary and docs by the default PREFIX; install rewrites both.
+UNIT_SED = -e 's|/usr/local/sbin/kqosd|$(SBINDIR)/kqosd|' \
+	-e 's|/usr/local/share/doc/kqos|$(DOCDIR)|'
 
 deploy-deps:
 	$(Q)scripts/deps.sh deploy
@@ -42,3 +51,24 @@ help-deploy:
 image-test: image $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) ENGINE=$(ENGINE) IMAGE=$(IMAGE):latest ENGINE_FLAGS="$(ENGINE_FLAGS)" \
 		deploy/image/image-test.sh
+
+# Manifests, example configs, Prometheus rules, the systemd unit (deploy/check/check.sh).
+deploy-check: $(KQOSD)
+	$(Q)scripts/deps.sh check
+	$(Q)OUTPUT=$(OUTPUT) deploy/check/check.sh
+
+# Binaries, the unit, the example configs and the docs. /etc/kqos/kqosd.json is written only
+# when absent: an upgrade keeps the admin's config.
+install: $(KQOSD) $(KQOSTOP)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)install -D -m 0755 $(KQOSD) $(DESTDIR)$(SBINDIR)/kqosd
+	$(Q)install -D -m 0755 $(OUTPUT)/kqos-top $(DESTDIR)$(SBINDIR)/kqos-top
+	$(Q)install -d $(DESTDIR)$(UNITDIR) $(DESTDIR)$(EXAMPLEDIR) $(DESTDIR)$(DOCDIR) \
+		$(DESTDIR)$(SYSCONFDIR)/kqos
+	$(Q)sed $(UNIT_SED) deploy/kqosd.service >$(DESTDIR)$(UNITDIR)/kqosd.service
+	$(Q)chmod 0644 $(DESTDIR)$(UNITDIR)/kqosd.service
+	$(Q)install -m 0644 deploy/examples/*.json $(DESTDIR)$(EXAMPLEDIR)/
+	$(Q)install -m 0755 deploy/examples/run-in-group.sh $(DESTDIR)$(EXAMPLEDIR)/
+	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/kqos/kqosd.json ] || \
+		install -m 0644 deploy/kqosd.json $(DESTDIR)$(SYSCONFDIR)/kqos/kqosd.json

@@ -4,7 +4,8 @@
 # Fast when everything is present: one dpkg-query, no apt-get.
 #   scripts/deps.sh              everything
 #   scripts/deps.sh build        only what `make all` needs (the image's build stage)
-#   scripts/deps.sh deploy       what `make image`, `image-test` and `deploy-check` need
+#   scripts/deps.sh deploy       what `make image` and `make image-test` need
+#   scripts/deps.sh check        what `make deploy-check` needs
 #   scripts/deps.sh --list GROUP print the group's packages, one a line, install nothing
 set -euo pipefail
 
@@ -15,10 +16,13 @@ TEST=(libcriterion-dev openssl python3 tmux procps util-linux
 STYLE=(clang-format shellcheck)
 # benchmarks: load generator and the peer (runqlat)
 BENCH=(stress-ng libbpf-tools)
-# container engine and base rootfs builder (no registry: the base is made locally), systemd's
-# analyzers, promtool (in prometheus) and node for the manifest validator
-DEPLOY=(podman buildah mmdebstrap uidmap crun netavark aardvark-dns fuse-overlayfs
-	containernetworking-plugins systemd prometheus)
+# container engine (runc: crun refuses hybrid hosts with a v2 controller) and the base rootfs
+# builder (no registry: the base is made locally); image-test's promtool and python3
+DEPLOY=(podman buildah mmdebstrap uidmap crun runc netavark aardvark-dns fuse-overlayfs
+	containernetworking-plugins prometheus python3)
+
+# kubectl (kustomize), promtool, systemd-analyze, node and npm for the manifest validator
+CHECK=(prometheus systemd python3)
 
 list=0
 if [ "${1:-}" = --list ]; then
@@ -28,6 +32,7 @@ fi
 case "${1:-all}" in
 build) PKGS=("${BUILD[@]}") ;;
 deploy) PKGS=("${DEPLOY[@]}") ;;
+check) PKGS=("${CHECK[@]}") ;;
 all) PKGS=("${BUILD[@]}" "${TEST[@]}" "${STYLE[@]}" "${BENCH[@]}") ;;
 *)
 	echo "deps: unknown group '$1' (build, deploy, all)" >&2
@@ -44,9 +49,12 @@ for p in "${PKGS[@]}"; do
 	st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
 	[ "$st" = installed ] || missing+=("$p")
 done
-# node and npm: Debian ships them as two packages, NodeSource's nodejs provides both.
-if [ "${1:-all}" = deploy ] && ! { command -v node && command -v npm; } >/dev/null; then
-	missing+=(nodejs npm)
+# Commands other repositories may provide under other package names: Debian's own packages
+# only when the command is missing (NodeSource's nodejs provides npm; kubectl may come from
+# Kubernetes' repository instead of Debian's kubernetes-client).
+if [ "${1:-all}" = check ]; then
+	{ command -v node && command -v npm; } >/dev/null || missing+=(nodejs npm)
+	command -v kubectl >/dev/null || missing+=(kubernetes-client)
 fi
 [ ${#missing[@]} -eq 0 ] && exit 0
 

@@ -22,7 +22,7 @@ OUTPUT=${OUTPUT:-$PWD/.output}
 ENGINE=${ENGINE:-podman}
 IMAGE=${IMAGE:-localhost/kqos/kqosd:latest}
 read -r -a ENGINE_FLAGS <<<"${ENGINE_FLAGS:---runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192}"
-CAPS=(CAP_BPF CAP_PERFMON CAP_DAC_READ_SEARCH) # = the DaemonSet's capabilities.add
+mapfile -t CAPS < <(grep -v '^#' deploy/capabilities) # = the DaemonSet's capabilities.add
 CG=/sys/fs/cgroup
 CTRLS=(cpu cpuacct cpuset)
 FILES=(cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us cpu/cpu.shares cpuset/cpuset.cpus
