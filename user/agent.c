@@ -422,6 +422,7 @@ static void gather(struct agent *a, __u64 now, size_t n, struct snapbuild_input 
 	if (a->rdt && rdtmon__copy(a->rdt, &in->rdt, &in->nr_rdt))
 		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
 	in->rdt_enabled = a->rdt;
+	rdtmon__ids(a->rdt, &in->rdt_ids);
 }
 
 /*
