@@ -19,7 +19,7 @@ UNITDIR ?= /etc/systemd/system
 # to set, which a nested root (a VM sandbox, a CI runner) may not have.
 ENGINE_FLAGS ?= --runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192
 
-.PHONY: image image-base image-test deploy-check deploy-deps install help-deploy
+.PHONY: image image-base image-test deploy-check deploy-deps install help-deploy quickstart-test
 # The unit names the binary and docs by the default PREFIX; install rewrites both.
 UNIT_SED = -e 's|/usr/local/sbin/kqosd|$(SBINDIR)/kqosd|' \
 	-e 's|/usr/local/share/doc/kqos|$(DOCDIR)|'
@@ -72,3 +72,7 @@ install: $(KQOSD) $(KQOSTOP)
 	$(Q)install -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 	$(Q)[ -e $(DESTDIR)$(SYSCONFDIR)/kqos/kqosd.json ] || \
 		install -m 0644 deploy/kqosd.json $(DESTDIR)$(SYSCONFDIR)/kqos/kqosd.json
+
+# Live, as root: the README's quick start (deploy/examples/quickstart-test.sh).
+quickstart-test: $(KQOSD) $(KQOSTOP)
+	$(Q)OUTPUT=$(OUTPUT) deploy/examples/quickstart-test.sh
