@@ -194,7 +194,7 @@ healthy_from_host() {
 # --- the test ---------------------------------------------------------------------------------
 
 main() {
-	local t0 t1 first_ms log size rss pid out rc c
+	local t0 t1 first_ms log size rss pid out rc c memcg
 
 	[ "$(id -u)" = 0 ] || die "image-test needs root (real cgroups, BPF)"
 	[ -r /sys/kernel/btf/vmlinux ] || die "no /sys/kernel/btf/vmlinux: CO-RE needs BTF"
@@ -260,7 +260,11 @@ main() {
 	check "image HEALTHCHECK passes" engine healthcheck run "$name"
 	pid=$(engine inspect --format '{{.State.Pid}}' "$name")
 	rss=$(awk '/VmRSS/ { print $2 }' "/proc/$pid/status")
-	echo "# kqosd pid $pid RSS $((rss / 1024)) MiB"
+	memcg=$CG/memory$(awk -F: '$2 == "memory" { print $3 }' "/proc/$pid/cgroup")
+	echo "# kqosd pid $pid RSS $((rss / 1024)) MiB; its container's memory cgroup:" \
+		"$(($(cat "$memcg/memory.usage_in_bytes") / 1048576)) MiB" \
+		"($(($(cat "$memcg/memory.kmem.usage_in_bytes" 2>/dev/null || echo 0) / 1048576)) MiB kernel:" \
+		"BPF maps, page tables)"
 	kill -STOP "$pid"
 	check "HEALTHCHECK fails while kqosd is stopped (SIGSTOP)" \
 		sh -c "! $ENGINE healthcheck run $name >/dev/null 2>&1"
