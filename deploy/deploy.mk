@@ -47,13 +47,20 @@ help-deploy:
 	@echo '  make deploy-check validate manifests, example configs, Prometheus rules, systemd unit'
 	@echo '  make install      PREFIX=$(PREFIX) DESTDIR=: binaries, unit, example config, docs'
 
+# npm's kubernetes-models and yaml, as package-lock.json pins them, for the manifest checks.
+DEPLOY_NODE := deploy/check/node_modules/.package-lock.json
+$(DEPLOY_NODE): deploy/check/package-lock.json
+	$(Q)scripts/deps.sh check
+	$(call msg,NPM,deploy/check/node_modules)
+	$(Q)cd deploy/check && npm ci --no-audit --no-fund --silent
+
 # Live, as root: the DaemonSet's settings under podman (deploy/image/image-test.sh).
-image-test: image $(KQOSTOP)
+image-test: image $(KQOSTOP) $(DEPLOY_NODE)
 	$(Q)OUTPUT=$(OUTPUT) ENGINE=$(ENGINE) IMAGE=$(IMAGE):latest ENGINE_FLAGS="$(ENGINE_FLAGS)" \
 		deploy/image/image-test.sh
 
 # Manifests, example configs, Prometheus rules, the systemd unit (deploy/check/check.sh).
-deploy-check: $(KQOSD)
+deploy-check: $(KQOSD) $(DEPLOY_NODE)
 	$(Q)scripts/deps.sh check
 	$(Q)OUTPUT=$(OUTPUT) deploy/check/check.sh
 

@@ -60,14 +60,6 @@ refuse() {
 	fi
 }
 
-node_deps() {
-	# package-lock.json pins every version; a second run finds them installed
-	if [ ! -d deploy/check/node_modules/kubernetes-models ] ||
-		[ deploy/check/package-lock.json -nt deploy/check/node_modules/.package-lock.json ]; then
-		(cd deploy/check && npm ci --no-audit --no-fund --silent)
-	fi
-}
-
 manifests() {
 	local f
 	check "kubectl kustomize renders deploy/kubernetes/base" \
@@ -159,7 +151,8 @@ install_tree() {
 main() {
 	mkdir -p "$out"
 	[ -x "$KQOSD" ] || { not_ok "$KQOSD not built"; exit 1; }
-	node_deps || not_ok "npm ci in deploy/check"
+	[ -d deploy/check/node_modules/kubernetes-models ] ||
+		{ not_ok "deploy/check/node_modules: run make deploy-check (npm ci)"; exit 1; }
 	manifests
 	configs
 	rules

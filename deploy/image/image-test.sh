@@ -3,11 +3,13 @@
 # make image-test: run the image the way deploy/kubernetes/base/daemonset.yaml runs it, on this
 # host, as root, against real cgroups and real busy processes (docs/deploy.md).
 #
-#   the pod's settings as podman flags: host PID and network, read-only root, --cap-drop=all plus
-#   exactly the DaemonSet's capabilities, no-new-privileges, the pod's memory limit, the same
-#   mounts (/sys/fs at /host/sys/fs, BTF, state, run and textfile dirs, the config) and the
-#   ConfigMap's kqosd.json with its pod source swapped for two static test groups (no kubelet
-#   here) and the cfsQuota policy (the cpuset policy never goes below 2 CPUs, this host has 2).
+#   the pod's settings as podman flags, read off the rendered DaemonSet by
+#   deploy/check/podman-flags.mjs: host PID and network, read-only root, --cap-drop=all plus
+#   exactly its capabilities, no-new-privileges, its memory limit and grace period, its env, its
+#   mounts (/sys/fs at /host/sys/fs, BTF; the journal, socket, textfile and kubelet dirs and the
+#   ConfigMap in a temp dir) and the ConfigMap's kqosd.json with its pod source swapped for two
+#   static test groups (no kubelet here) and the cfsQuota policy (the cpuset policy never goes
+#   below 2 CPUs, this host has 2).
 #
 # It checks: BPF loads, host cgroups are seen (kqos-top from the host and from inside), a busy
 # BE group is suppressed next to a busy LS group, kqos.prom is written and passes promtool, the
@@ -22,7 +24,7 @@ OUTPUT=${OUTPUT:-$PWD/.output}
 ENGINE=${ENGINE:-podman}
 IMAGE=${IMAGE:-localhost/kqos/kqosd:latest}
 read -r -a ENGINE_FLAGS <<<"${ENGINE_FLAGS:---runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192}"
-mapfile -t CAPS < <(grep -v '^#' deploy/capabilities) # = the DaemonSet's capabilities.add
+CAPS=() # the DaemonSet's capabilities.add, read with its other settings (pod_flags)
 CG=/sys/fs/cgroup
 CTRLS=(cpu cpuacct cpuset)
 FILES=(cpu/cpu.cfs_quota_us cpu/cpu.cfs_period_us cpu/cpu.shares cpuset/cpuset.cpus
@@ -148,24 +150,29 @@ json.dump(cfg, open(sys.argv[1], "w"), indent=1)
 EOF
 }
 
-# The DaemonSet's pod as podman flags: run_pod NAME CAP...; RUN_EXTRA (engine flags) and
-# RUN_ARGS (the command) come from the caller.
+# The DaemonSet's pod as podman flags, read off the rendered manifest (podman-flags.mjs), with
+# the host paths of the journal, socket, textfile and kubelet dirs and the ConfigMap moved into
+# $work so the host's own are not touched. One flag per line in $work/pod.flags.
+pod_flags() {
+	kubectl kustomize deploy/kubernetes/base >"$work/kqos.yaml" || return 1
+	node deploy/check/podman-flags.mjs "$work/kqos.yaml" >"$work/pod.raw" || return 1
+	sed -e "s|^--volume=CONFIGMAP:|--volume=$work/etc:|" \
+		-e "s|^--volume=/var/lib/kubelet:|--volume=$work/kubelet:|" \
+		-e "s|^--volume=/var/lib/kqos:|--volume=$work/state:|" \
+		-e "s|^--volume=/run/kqos:|--volume=$work/run:|" \
+		-e "s|^--volume=/var/lib/prometheus/node-exporter:|--volume=$work/textfile:|" \
+		"$work/pod.raw" >"$work/pod.flags"
+	mapfile -t CAPS < <(sed -n 's/^--cap-add=//p' "$work/pod.flags")
+	[ ${#CAPS[@]} -gt 0 ]
+}
+
+# run_pod NAME [DROPPED_CAP]: the pod, less one capability if given; RUN_EXTRA (engine flags)
+# and RUN_ARGS (the command) come from the caller.
 run_pod() {
-	local c=$1 caps
-	shift
-	caps=$(IFS=,; echo "$*")
-	engine run "${ENGINE_FLAGS[@]}" --name "$c" \
-		--pid=host --network=host --read-only --memory=128m \
-		--cap-drop=all ${caps:+--cap-add="$caps"} \
-		--security-opt no-new-privileges --security-opt seccomp="$work/seccomp.json" \
-		--stop-timeout 30 -e NODE_NAME="$(hostname)" "${HEALTH[@]}" \
-		-v "$work/etc:/etc/kqos:ro" \
-		-v /sys/fs:/host/sys/fs:rslave \
-		-v /sys/kernel/btf:/sys/kernel/btf:ro \
-		-v "$work/kubelet:/var/lib/kubelet:ro,rslave" \
-		-v "$work/state:/var/lib/kqos" \
-		-v "$work/run:/run/kqos" \
-		-v "$work/textfile:/var/lib/prometheus/node-exporter" \
+	local c=$1 drop=${2:-} flags
+	mapfile -t flags < <(grep -v -x -e "--cap-add=${drop:-none}" "$work/pod.flags")
+	engine run "${ENGINE_FLAGS[@]}" --name "$c" "${flags[@]}" \
+		--security-opt seccomp="$work/seccomp.json" "${HEALTH[@]}" \
 		"${RUN_EXTRA[@]}" "$IMAGE" "${RUN_ARGS[@]}"
 }
 
@@ -209,6 +216,8 @@ main() {
 	mkdir -p "$work"/{etc,kubelet,state,run,textfile,before,after}
 	deploy/image/seccomp.py >"$work/seccomp.json" || die "seccomp profile"
 	test_config "$work/etc/kqosd.json" || die "test config"
+	pod_flags || die "cannot translate the DaemonSet to podman flags"
+	echo "# the DaemonSet as podman flags: $(tr '\n' ' ' <"$work/pod.flags")"
 	size=$(engine image inspect --format '{{.Size}}' "$IMAGE")
 	echo "# image $IMAGE: $((size / 1024 / 1024)) MiB," \
 		"version $(engine image inspect --format \
@@ -218,7 +227,7 @@ main() {
 	RUN_EXTRA=(--rm --entrypoint /usr/bin/kqosd)
 	RUN_ARGS=(--check-config /etc/kqos/kqosd.json)
 	check "kqosd --check-config accepts the ConfigMap's config inside the image" \
-		run_pod "$name-cfg" "${CAPS[@]}"
+		run_pod "$name-cfg"
 
 	make_groups || die "cannot make the test cgroups under $CG"
 	save_values "$work/before"
@@ -228,7 +237,7 @@ main() {
 	RUN_EXTRA=(-d)
 	RUN_ARGS=()
 	t0=$(date +%s%N)
-	run_pod "$name" "${CAPS[@]}" >/dev/null || die "podman run with ${CAPS[*]}"
+	run_pod "$name" >/dev/null || die "podman run with ${CAPS[*]}"
 	if wait_for 20000 healthy_from_host; then
 		t1=$(date +%s%N)
 		first_ms=$(((t1 - t0) / 1000000))
@@ -287,12 +296,8 @@ main() {
 	RUN_ARGS=()
 	HEALTH=(--no-healthcheck)
 	for drop in "${CAPS[@]}"; do
-		local rest=()
-		for c in "${CAPS[@]}"; do
-			[ "$c" = "$drop" ] || rest+=("$c")
-		done
 		c=$name-no-${drop,,}
-		run_pod "$c" "${rest[@]}" >/dev/null
+		run_pod "$c" "$drop" >/dev/null
 		# a kqosd that does not refuse would run on: wait for a bounded time only
 		rc=$(timeout 20 engine wait "$c" 2>/dev/null) || rc="none, still running after 20 s"
 		out=$(engine logs "$c" 2>&1)
