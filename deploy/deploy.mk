@@ -19,7 +19,8 @@ UNITDIR ?= /etc/systemd/system
 # to set, which a nested root (a VM sandbox, a CI runner) may not have.
 ENGINE_FLAGS ?= --runtime runc --ulimit nofile=16384:16384 --ulimit nproc=8192:8192
 
-.PHONY: image image-base image-test deploy-check deploy-deps install help-deploy quickstart-test
+.PHONY: image image-base image-test deploy-check deploy-deps install help-deploy quickstart-test \
+	unit-test
 # The unit names the binary and docs by the default PREFIX; install rewrites both.
 UNIT_SED = -e 's|/usr/local/sbin/kqosd|$(SBINDIR)/kqosd|' \
 	-e 's|/usr/local/share/doc/kqos|$(DOCDIR)|'
@@ -83,3 +84,9 @@ install: $(KQOSD) $(KQOSTOP)
 # Live, as root: the README's quick start (deploy/examples/quickstart-test.sh).
 quickstart-test: $(KQOSD) $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) deploy/examples/quickstart-test.sh
+
+# Live, as root: deploy/kqosd.service run by systemd 252 booted in a container
+# (deploy/systemd/unit-test.sh).
+unit-test: image-base $(KQOSD) $(KQOSTOP)
+	$(Q)OUTPUT=$(OUTPUT) ENGINE=$(ENGINE) BASE=$(IMAGE_BASE) ENGINE_FLAGS="$(ENGINE_FLAGS)" \
+		deploy/systemd/unit-test.sh
