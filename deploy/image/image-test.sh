@@ -9,7 +9,8 @@
 #   mounts (/sys/fs at /host/sys/fs, BTF; the journal, socket, textfile and kubelet dirs and the
 #   ConfigMap in a temp dir) and the ConfigMap's kqosd.json with its pod source swapped for two
 #   static test groups (no kubelet here) and the cfsQuota policy (the cpuset policy never goes
-#   below 2 CPUs, this host has 2).
+#   below 2 CPUs, this host has 2). seccomp: RuntimeDefault as containerd has it, i.e. podman's
+#   default with bpf/perf_event_open allowed under CAP_BPF/CAP_PERFMON (deploy/image/seccomp.py).
 #
 # It checks: BPF loads, host cgroups are seen (kqos-top from the host and from inside), a busy
 # BE group is suppressed next to a busy LS group, kqos.prom is written and passes promtool, the
