@@ -46,6 +46,8 @@ help-deploy:
 	@echo '  make image        build $(IMAGE) with $(ENGINE) (base: $(IMAGE_BASE), made by mmdebstrap)'
 	@echo '  make image-test   root: run the image as the DaemonSet would, least privilege, health'
 	@echo '  make deploy-check validate manifests, example configs, Prometheus rules, systemd unit'
+	@echo '  make unit-test    root: the installed unit run by systemd booted in a container'
+	@echo '  make quickstart-test  root: the README quick start (bare-metal example)'
 	@echo '  make install      PREFIX=$(PREFIX) DESTDIR=: binaries, unit, example config, docs'
 
 # npm's kubernetes-models and yaml, as package-lock.json pins them, for the manifest checks.
