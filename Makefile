@@ -234,6 +234,9 @@ help:
 	@echo '  make style      clang-format check, shellcheck'
 	@echo '  make vmlinux    regenerate vmlinux/$$(ARCH)/vmlinux.h from /sys/kernel/btf/vmlinux'
 	@echo '  make clean'
+	@echo '  make help-deploy  image, image-test, deploy-check, install'
 	@echo 'knobs: V=1 (show commands) WERROR=1 (-Werror) SANITIZE=1 (ASan+UBSan, .output-san)'
+
+include deploy/deploy.mk
 
 -include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

@@ -11,6 +11,7 @@
 #include <sys/timerfd.h>
 
 #include "agent.h"
+#include "caps.h"
 #include "cgroupfs.h"
 #include "collector.h"
 #include "enforce.h"
@@ -154,6 +155,8 @@ static int open_exporter(struct agent *a)
 		/* --once prints and exits: no socket for kqos-top to find. */
 		.socket_path = a->opts->once ? NULL : a->cfg.export.socket,
 		.socket_group = a->cfg.export.socket_group,
+		/* three missed ticks, and a second of slack for a slow textfile write */
+		.health_max_age_ns = 3 * a->cfg.interval_ns + 1000000000ULL,
 	};
 
 	return exporter__new(&o, &a->exp);
@@ -311,10 +314,34 @@ static void set_nice(const struct agent *a)
 			 -errno);
 }
 
+/* Refuse to start short of a capability, naming it, rather than fail somewhere obscure later. */
+static int check_caps(const struct agent *a)
+{
+	char missing[512];
+	bool chown_socket;
+	uint64_t eff;
+	int err = caps_effective(&eff);
+
+	if (err) {
+		log_warn("cannot read this process's capabilities, not checked", "err=%d", err);
+		return 0;
+	}
+	chown_socket = *a->cfg.export.socket && *a->cfg.export.socket_group;
+	if (!caps_missing(eff, chown_socket, missing, sizeof(missing)))
+		return 0;
+	log_err("missing capabilities, not starting: grant them (securityContext.capabilities.add, "
+		"AmbientCapabilities=) or run as root with all capabilities",
+		"missing=\"%s\"", missing);
+	return -EPERM;
+}
+
 static int start(struct agent *a)
 {
 	int err;
 
+	err = check_caps(a);
+	if (err)
+		return err;
 	set_nice(a);
 	err = open_hierarchy(a);
 	if (err)
@@ -409,6 +436,7 @@ static void gather(struct agent *a, __u64 now, size_t n, struct snapbuild_input 
 	if (a->rdt && rdtmon__copy(a->rdt, &in->rdt, &in->nr_rdt))
 		log_warn("resctrl figures left out of the snapshot", "err=%d", -ENOMEM);
 	in->rdt_enabled = a->rdt;
+	rdtmon__ids(a->rdt, &in->rdt_ids);
 }
 
 /*

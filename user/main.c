@@ -22,5 +22,9 @@ int main(int argc, char **argv)
 		printf("kqosd %s\n", KQOS_VERSION);
 		return EXIT_SUCCESS;
 	}
+	if (opts.check_config) {
+		printf("%s: ok\n", opts.config_path);
+		return EXIT_SUCCESS;
+	}
 	return agent_run(&opts) ? EXIT_FAILURE : EXIT_SUCCESS;
 }

@@ -16,6 +16,7 @@ enum {
 	OPT_RESCTRL_ROOT,
 	OPT_STATE_DIR,
 	OPT_PODS_FILE,
+	OPT_CHECK_CONFIG,
 };
 
 static const struct option long_opts[] = {
@@ -32,6 +33,7 @@ static const struct option long_opts[] = {
 	{ "resctrl-root", required_argument, NULL, OPT_RESCTRL_ROOT },
 	{ "state-dir", required_argument, NULL, OPT_STATE_DIR },
 	{ "pods-file", required_argument, NULL, OPT_PODS_FILE },
+	{ "check-config", required_argument, NULL, OPT_CHECK_CONFIG },
 	{ "help", no_argument, NULL, 'h' },
 	{ "version", no_argument, NULL, 'V' },
 	{ NULL, 0, NULL, 0 },
@@ -56,6 +58,8 @@ void opts_usage(FILE *f, const char *prog)
 		"      --resctrl-root DIR     resctrl mount (default /sys/fs/resctrl)\n"
 		"      --state-dir DIR        journal of original cgroup values (default /var/lib/kqos)\n"
 		"      --pods-file FILE       pod source: a PodList JSON file (kubelet's format)\n"
+		"      --check-config FILE    validate FILE (and the flags) as kqosd would, then exit:\n"
+		"                             0 when it loads, else 1 with file:line:column errors\n"
 		"  -h, --help                 this text\n"
 		"  -V, --version              print the version\n\n"
 		"Signals: SIGINT/SIGTERM stop cleanly, SIGHUP reloads the configuration.\n",
@@ -218,6 +222,11 @@ static int parse_one(int c, struct kqos_opts *o, char *err, size_t n)
 		return 0;
 	case OPT_PODS_FILE:
 		o->cli.pods_file = optarg;
+		return 0;
+	case OPT_CHECK_CONFIG:
+		/* the same parser and checks as a start or a SIGHUP reload */
+		o->config_path = optarg;
+		o->check_config = true;
 		return 0;
 	case 'h':
 		o->help = true;

@@ -20,6 +20,7 @@ struct kqos_opts {
 	__u32 format; /* enum out_format, for --once */
 	bool help;
 	bool version;
+	bool check_config; /* --check-config FILE: parse and validate it, run nothing */
 	/* Command-line values, re-applied over the file on every (re)load. */
 	struct {
 		const char *cgroup_root, *interval, *log_level, *cgroup_mode;

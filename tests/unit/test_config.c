@@ -265,3 +265,21 @@ Test(config, bad_group_names_the_element_and_field)
 	expect_error("{\"pods\": {\"source\": \"etcd\"}}",
 		     "expected one of auto|kubelet|file|cgroup|static|none");
 }
+
+Test(config, check_config_loads_the_file_and_asks_for_nothing_else, .init = setup, .fini = teardown)
+{
+	struct kqos_opts o;
+	char err[CONFIG_ERR_LEN] = "";
+
+	write_cfg("{\"interval\": \"250ms\"}");
+	cr_assert_eq(parse_args(&o, err, "--check-config", path, NULL, NULL), 0, "%s", err);
+	cr_assert(o.check_config);
+	cr_assert_str_eq(o.config_path, path);
+	cr_assert_eq(o.cfg.interval_ns, 250000000ULL);
+
+	/* the usual file:line:column message, as at start or on SIGHUP */
+	write_cfg("{\n  \"collector\": {\"maxCgroups\": 0}}");
+	cr_assert_eq(parse_args(&o, err, "--check-config", path, NULL, NULL), -EINVAL);
+	cr_assert_not_null(strstr(err, path), "%s", err);
+	cr_assert_not_null(strstr(err, ":2:"), "%s", err);
+}

@@ -443,17 +443,57 @@ Test(export_prom, exporter_writes_on_its_interval)
 
 Test(export_prom, unwritable_dir_counts_errors_and_keeps_going)
 {
-	struct export_opts o = { .textfile_dir = "/nonexistent-kqos-dir",
-				 .textfile_interval_ns = 1 };
+	char gone[128];
+	struct export_opts o = { .textfile_dir = gone, .textfile_interval_ns = 1 };
 	struct snapshot *s = snap_fx_rich(1);
 	struct exporter *e = NULL;
 
+	/* there at start, removed under the agent's feet: every write fails, none is fatal */
+	snprintf(gone, sizeof(gone), "%s/gone", dir);
 	cr_assert_eq(exporter__new(&o, &e), 0);
+	cr_assert_eq(rmdir(gone), 0);
 	exporter__publish(e, s, &snap_fx_en, 1);
 	exporter__publish(e, s, &snap_fx_en, 10);
 	cr_assert_eq(exporter__textfile_write_errors(e), 2);
 	exporter__free(e);
 	snapshot__put(s);
+}
+
+Test(export_prom, a_missing_dir_is_created_with_its_parents)
+{
+	char sub[128], path[160], *got;
+	struct export_opts o = { .textfile_dir = sub };
+	struct snapshot *s = snap_fx_rich(1);
+	struct exporter *e = NULL;
+
+	snprintf(sub, sizeof(sub), "%s/node-exporter/textfile", dir);
+	snprintf(path, sizeof(path), "%s/kqos.prom", sub);
+	cr_assert_eq(exporter__new(&o, &e), 0);
+	exporter__publish(e, s, &snap_fx_en, 1);
+	got = slurp(path);
+	cr_assert_not_null(strstr(got, "kqos_"));
+	free(got);
+	exporter__free(e);
+	snapshot__put(s);
+}
+
+Test(export_prom, an_uncreatable_dir_refuses_to_start)
+{
+	char file[128], below[160];
+	struct export_opts o = { .textfile_dir = below };
+	struct exporter *e = NULL;
+	FILE *f;
+
+	/* a regular file in the way: mkdir fails even for root */
+	snprintf(file, sizeof(file), "%s/not-a-dir", dir);
+	snprintf(below, sizeof(below), "%s/textfile", file);
+	f = fopen(file, "w");
+	cr_assert_not_null(f);
+	fclose(f);
+	cr_assert_eq(exporter__new(&o, &e), -ENOTDIR);
+	cr_assert_null(e);
+	o.textfile_dir = file;
+	cr_assert_eq(exporter__new(&o, &e), -ENOTDIR);
 }
 
 /* --- a real node_exporter ----------------------------------------------------------------- */

@@ -391,3 +391,46 @@ Test(export_sock, nested_epoll_fd_signals_work)
 	close(ep);
 	exporter__free(e);
 }
+
+static __u64 mono_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+Test(export_sock, health_is_ok_only_while_snapshots_are_fresh)
+{
+	struct export_opts o = { .socket_path = path, .health_max_age_ns = 200000000ULL };
+	struct snapshot *s = snap_fx_rich(3);
+	struct exporter *e = NULL;
+	char *line;
+	int fd;
+
+	cr_assert_eq(exporter__new(&o, &e), 0);
+	fd = connect_to(path);
+	say(fd, "health\n");
+	line = read_line(e, fd);
+	cr_assert_not_null(strstr(line, "\"ok\":false"), "%s", line);
+	cr_assert_not_null(strstr(line, "no snapshot yet"), "%s", line);
+	free(line);
+
+	exporter__publish(e, s, &snap_fx_en, mono_now_ns());
+	say(fd, "health\n");
+	line = read_line(e, fd);
+	cr_assert_not_null(strstr(line, "\"ok\":true"), "%s", line);
+	cr_assert_not_null(strstr(line, "\"seq\":3"), "%s", line);
+	cr_assert_not_null(strstr(line, "\"max_age_ms\":200"), "%s", line);
+	free(line);
+
+	/* the loop answers but the ticks stopped: red after max_age */
+	usleep(300000);
+	say(fd, "health\n");
+	line = read_line(e, fd);
+	cr_assert_not_null(strstr(line, "\"ok\":false"), "%s", line);
+	cr_assert_not_null(strstr(line, "no new snapshot"), "%s", line);
+	free(line);
+	snapshot__put(s);
+	exporter__free(e);
+}

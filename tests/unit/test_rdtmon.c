@@ -1,12 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 /* resctrl monitoring for the snapshot, against the fake resctrl tree (no RDT hardware here). */
 #include <errno.h>
+#include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
 
 #include <criterion/criterion.h>
 #include <jansson.h>
 
+#include "export_prom.h"
 #include "rdtmon.h"
 #include "snapjson.h"
 #include "resctrl_fake.h"
@@ -150,4 +155,51 @@ Test(rdtmon, missing_resctrl_is_enoent)
 
 	cr_expect_eq(rdtmon__new("/nonexistent/resctrl", 1000000000ULL, NULL, &m), -ENOENT);
 	cr_expect_null(m);
+}
+
+/*
+ * Every group draws on the node's ids, kqos's or not: one CLOSID per control group, one RMID per
+ * control or monitoring group; the textfile carries both so the pool's end is alertable.
+ */
+Test(rdtmon, closids_and_rmids_count_every_group, .init = setup, .fini = teardown)
+{
+	const struct resctrl_caps *caps = resctrl_caps(r);
+	struct snap_rdt_ids ids;
+	struct snapshot *s;
+	char path[PATH_MAX], *text = NULL, line[96];
+	size_t len = 0;
+
+	snprintf(path, sizeof(path), "%s/COS7", resctrl_root(r));
+	cr_assert_eq(mkdir(path, 0755), 0, "a foreign group, as pqos makes them");
+	cr_assert_eq(resctrl_mon_group_create(r, "BE", "c1"), 0);
+	cr_assert_eq(resctrl_mon_group_create(r, NULL, "c2"), 0);
+	rdtmon__ids(mon, &ids);
+	cr_assert_not(ids.has, "nothing counted before the first poll");
+	rdtmon__poll(mon, 1000000000ULL);
+	rdtmon__ids(mon, &ids);
+	cr_assert(ids.has);
+	cr_expect_eq(ids.ctrl_groups, 5, "root + 3 kqos + COS7: %u", ids.ctrl_groups);
+	cr_expect_eq(ids.rmids_used, 7, "5 control + 2 monitoring groups: %u", ids.rmids_used);
+	cr_expect_eq(ids.closids, caps->num_closids);
+	cr_expect_eq(ids.rmids, caps->num_rmids);
+
+	s = snapshot__new();
+	cr_assert_eq(fill(mon, s), 0);
+	s->rdt_ids = ids;
+	cr_assert_eq(prom_render(s, NULL, NULL, &text, &len), 0);
+	snprintf(line, sizeof(line), "\nkqos_resctrl_closids %u\n", caps->num_closids);
+	cr_expect_not_null(strstr(text, line), "%s", text);
+	cr_expect_not_null(strstr(text, "\nkqos_resctrl_ctrl_groups 5\n"));
+	cr_expect_not_null(strstr(text, "\nkqos_resctrl_rmids_used 7\n"));
+	free(text);
+	snapshot__put(s);
+	rmdir(path);
+}
+
+Test(rdtmon, no_resctrl_no_ids)
+{
+	struct snap_rdt_ids ids = { .has = true };
+
+	rdtmon__ids(NULL, &ids);
+	cr_assert_not(ids.has);
 }

@@ -256,10 +256,21 @@ static int open_events(struct collector *c)
 	return kevents__new(&m, &c->ev);
 }
 
+/*
+ * CO-RE against vmlinux's BTF alone. Without an override libbpf also searches every module's BTF
+ * for the compat types that vmlinux lacks (kernfs_node_id___old), and listing module BTFs
+ * (BPF_BTF_GET_NEXT_ID) needs CAP_SYS_ADMIN: kqos would need it for types it never uses.
+ */
+#define VMLINUX_BTF "/sys/kernel/btf/vmlinux"
+
 int collector__open(const struct collector_opts *opts, struct collector **ret)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, skel_opts);
 	struct collector *c;
 	int err;
+
+	if (!access(VMLINUX_BTF, R_OK))
+		skel_opts.btf_custom_path = VMLINUX_BTF;
 
 	c = calloc(1, sizeof(*c));
 	if (!c)
@@ -279,7 +290,7 @@ int collector__open(const struct collector_opts *opts, struct collector **ret)
 		if (err)
 			goto err_free;
 	}
-	c->skel = cgstat_bpf__open();
+	c->skel = cgstat_bpf__open_opts(&skel_opts);
 	if (!c->skel) {
 		err = -errno;
 		log_err("failed to open the cgstat BPF object", "err=%d", err);

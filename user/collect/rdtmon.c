@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +23,7 @@ struct rdtmon {
 	bool polled;
 	struct rdt_state *v;
 	size_t n;
+	struct snap_rdt_ids ids;
 };
 
 int rdtmon__new(const char *root, __u64 interval_ns, struct resctrl *r, struct rdtmon **ret)
@@ -148,6 +151,56 @@ static void read_counter(struct rdtmon *m, const char *name, enum resctrl_event 
 	}
 }
 
+/* Subdirectories of @path that are groups (not info/, mon_data/, mon_groups/); 0 when absent. */
+static unsigned int count_groups(const char *path, unsigned int *ret_mon)
+{
+	char sub[PATH_MAX];
+	unsigned int n = 0;
+	struct dirent *de;
+	DIR *d = opendir(path);
+
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		if (de->d_type != DT_DIR || de->d_name[0] == '.' || !strcmp(de->d_name, "info") ||
+		    !strcmp(de->d_name, "mon_data") || !strcmp(de->d_name, "mon_groups"))
+			continue;
+		n++;
+		if (ret_mon && snprintf(sub, sizeof(sub), "%s/%s/mon_groups", path, de->d_name) <
+				       (int)sizeof(sub))
+			*ret_mon += count_groups(sub, NULL);
+	}
+	closedir(d);
+	return n;
+}
+
+/* Every group on the node draws on the same ids, not only kqos's: count them all. */
+static void count_ids(struct rdtmon *m)
+{
+	const struct resctrl_caps *caps = resctrl_caps(m->r);
+	const char *root = resctrl_root(m->r);
+	unsigned int mon = 0, ctrl;
+	char path[PATH_MAX];
+
+	ctrl = 1 + count_groups(root, &mon);
+	if (snprintf(path, sizeof(path), "%s/mon_groups", root) < (int)sizeof(path))
+		mon += count_groups(path, NULL);
+	m->ids = (struct snap_rdt_ids){
+		.has = true,
+		.closids = caps->has_alloc ? caps->num_closids : 0,
+		.ctrl_groups = ctrl,
+		.rmids = caps->has_mon ? caps->num_rmids : 0,
+		.rmids_used = caps->has_mon ? ctrl + mon : 0,
+	};
+}
+
+void rdtmon__ids(const struct rdtmon *m, struct snap_rdt_ids *ids)
+{
+	static const struct snap_rdt_ids none;
+
+	*ids = m ? m->ids : none;
+}
+
 void rdtmon__poll(struct rdtmon *m, __u64 now_ns)
 {
 	static char names[MAX_GROUPS][RESCTRL_NAME_MAX];
@@ -177,6 +230,7 @@ void rdtmon__poll(struct rdtmon *m, __u64 now_ns)
 	free(m->v);
 	m->v = next;
 	m->n = (size_t)n;
+	count_ids(m);
 }
 
 int rdtmon__copy(const struct rdtmon *m, struct snap_rdt_group **ret, size_t *nr)

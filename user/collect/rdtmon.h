@@ -28,6 +28,9 @@ void rdtmon__poll(struct rdtmon *m, __u64 now_ns);
 /* The last readings, one per group, as a new array the caller owns (snapbuild_input.rdt). */
 int rdtmon__copy(const struct rdtmon *m, struct snap_rdt_group **ret, size_t *nr);
 
+/* CLOSIDs and RMIDs of the whole node at the last poll; ids->has false without resctrl. */
+void rdtmon__ids(const struct rdtmon *m, struct snap_rdt_ids *ids);
+
 /* The handle, for the enforcement side. */
 struct resctrl *rdtmon__resctrl(struct rdtmon *m);
 

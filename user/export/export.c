@@ -1,8 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <jansson.h>
 
@@ -26,6 +29,8 @@ struct exporter {
 	struct sockserv *sock;
 	struct snapshot *snap; /* a reference to the last published snapshot */
 	struct snap_enforce enforce; /* what enforcement did in that tick */
+	uint64_t publish_ns; /* CLOCK_MONOTONIC of its publish */
+	uint64_t health_max_age_ns;
 	char *json; /* its socket JSON, built on first demand */
 	size_t json_len;
 };
@@ -111,7 +116,69 @@ static char *sock_status(void *ctx)
 	return text;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * Answered by the loop itself: a stuck loop does not answer at all (the client times out), a
+ * loop whose ticks stopped producing snapshots answers with an old age and ok=false.
+ */
+static char *sock_health(void *ctx)
+{
+	struct exporter *e = ctx;
+	uint64_t age_ns = e->snap ? mono_ns() - e->publish_ns : 0;
+	bool ok = e->snap && age_ns <= e->health_max_age_ns;
+	json_t *o = json_pack("{s:b, s:I, s:I}", "ok", ok, "max_age_ms",
+			      (json_int_t)(e->health_max_age_ns / 1000000ULL), "pid",
+			      (json_int_t)getpid());
+	char *text;
+
+	if (!o)
+		return NULL;
+	if (e->snap) {
+		set_new(o, "seq", json_integer((json_int_t)e->snap->seq));
+		set_new(o, "age_ms", json_integer((json_int_t)(age_ns / 1000000ULL)));
+	}
+	if (!ok)
+		set_new(o, "reason",
+			json_string(e->snap ? "no new snapshot within max_age_ms" :
+					      "no snapshot yet"));
+	text = json_dumps(o, JSON_COMPACT);
+	json_decref(o);
+	return text;
+}
+
 /* --- textfile ----------------------------------------------------------------------------- */
+
+/* mkdir -p: node_exporter's directory may not exist yet on a fresh host. */
+static int make_dir(const char *dir)
+{
+	char buf[PATH_MAX];
+	struct stat st;
+
+	if (snprintf(buf, sizeof(buf), "%s", dir) >= (int)sizeof(buf))
+		return -ENAMETOOLONG;
+	for (char *p = buf + 1;; p++) {
+		char c = *p;
+
+		if (c && c != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(buf, 0755) && errno != EEXIST)
+			return -errno;
+		*p = c;
+		if (!c)
+			break;
+	}
+	if (stat(dir, &st))
+		return -errno;
+	return S_ISDIR(st.st_mode) ? 0 : -ENOTDIR;
+}
 
 static void write_textfile(struct exporter *e, const struct snapshot *s, uint64_t now_ns)
 {
@@ -153,13 +220,22 @@ int exporter__new(const struct export_opts *opts, struct exporter **ret)
 			err = -ENOMEM;
 			goto err_free;
 		}
+		err = make_dir(e->textfile_dir);
+		if (err) {
+			log_err("cannot create the prometheus textfile directory",
+				"dir=%s err=%d (%s)", e->textfile_dir, err, strerror(-err));
+			goto err_free;
+		}
 		prom_sweep_temp(e->textfile_dir);
 	}
+	e->health_max_age_ns = opts->health_max_age_ns ? opts->health_max_age_ns :
+							 10ULL * 1000000000ULL;
 	if (opts->socket_path && *opts->socket_path) {
 		struct sockserv_opts so = { .path = opts->socket_path,
 					    .group = opts->socket_group,
 					    .json = sock_json,
 					    .status = sock_status,
+					    .health = sock_health,
 					    .ctx = e };
 
 		err = sockserv__new(&so, &e->sock);
@@ -208,6 +284,7 @@ void exporter__publish(struct exporter *e, struct snapshot *snap, const struct s
 	snapshot__put(e->snap);
 	e->snap = snapshot__ref(snap);
 	e->enforce = en ? *en : none;
+	e->publish_ns = now_ns;
 	free(e->json);
 	e->json = NULL;
 	if (e->textfile_dir &&

@@ -19,11 +19,21 @@ struct export_opts {
 	uint64_t textfile_interval_ns; /* default 10 s (0 = default) */
 	const char *socket_path; /* NULL/"" = no socket */
 	const char *socket_group; /* NULL/"" = keep root's group; else chown to that group */
+	/*
+	 * The `health` request answers ok while the last snapshot is at most this old (0 = 10 s):
+	 * the agent sets a few tick intervals, so a loop that stopped ticking or a collector
+	 * that stopped reading turns the health check red.
+	 */
+	uint64_t health_max_age_ns;
 };
 
 struct exporter;
 
-/* 0 or -errno (logged). */
+/*
+ * 0 or -errno (logged). A textfile directory that does not exist is created (mode 0755, with
+ * its parents); one that cannot be created is -errno here, so kqosd refuses to start instead
+ * of failing every write.
+ */
 int exporter__new(const struct export_opts *opts, struct exporter **ret);
 /* NULL-safe; closes the clients and removes the socket file. */
 void exporter__free(struct exporter *e);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <dirent.h>
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
@@ -501,6 +502,39 @@ static void l3_ways(struct render *r, char **labels)
 	}
 }
 
+/* The node's CLOSIDs and RMIDs: "Out of CLOSIDs/RMIDs" is alertable before a mkdir fails. */
+static void rdt_id_families(struct render *r)
+{
+	const struct snap_rdt_ids *ids = &r->s->rdt_ids;
+	static const struct {
+		const char *name, *help;
+		size_t off;
+		bool is_rmid;
+	} g[] = {
+		{ "kqos_resctrl_closids", "Usable resctrl CLOSIDs (the minimum over resources).",
+		  offsetof(struct snap_rdt_ids, closids), false },
+		{ "kqos_resctrl_ctrl_groups",
+		  "resctrl control groups on the node, the root's included (one CLOSID each).",
+		  offsetof(struct snap_rdt_ids, ctrl_groups), false },
+		{ "kqos_resctrl_rmids", "resctrl RMIDs (info/L3_MON/num_rmids).",
+		  offsetof(struct snap_rdt_ids, rmids), true },
+		{ "kqos_resctrl_rmids_used",
+		  "resctrl control and monitoring groups on the node (one RMID each).",
+		  offsetof(struct snap_rdt_ids, rmids_used), true },
+	};
+
+	if (!r->s->rdt_enabled || !ids->has)
+		return;
+	for (size_t i = 0; i < sizeof(g) / sizeof(g[0]); i++) {
+		/* no allocation (or no monitoring) on this host: no CLOSID (RMID) series */
+		if (!(g[i].is_rmid ? ids->rmids : ids->closids))
+			continue;
+		family(r->f, g[i].name, "gauge", g[i].help);
+		sample_u64(r->f, g[i].name, NULL, NULL,
+			   *(const unsigned int *)((const char *)ids + g[i].off));
+	}
+}
+
 static void rdt_families(struct render *r)
 {
 	const struct snapshot *s = r->s;
@@ -699,6 +733,7 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 		for (int sc = 0; sc < NR_SCOPES; sc++)
 			scope_families(&r, sc);
 		rdt_families(&r);
+		rdt_id_families(&r);
 		enforce_families(&r);
 		guard_families(&r);
 		event_families(&r);

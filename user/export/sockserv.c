@@ -174,8 +174,10 @@ static void handle_request(struct sockserv *s, unsigned int slot, char *line)
 		json = s->opts.json ? s->opts.json(s->opts.ctx, &len) : NULL;
 		if (json)
 			client_send(s, slot, json, len);
-	} else if (!strcmp(line, "status")) {
-		status = s->opts.status ? s->opts.status(s->opts.ctx) : NULL;
+	} else if (!strcmp(line, "status") || !strcmp(line, "health")) {
+		sockserv_status_fn fn = line[0] == 's' ? s->opts.status : s->opts.health;
+
+		status = fn ? fn(s->opts.ctx) : NULL;
 		if (status)
 			client_send(s, slot, status, strlen(status));
 		else
@@ -184,7 +186,8 @@ static void handle_request(struct sockserv *s, unsigned int slot, char *line)
 	} else if (!*line) {
 		return;
 	} else {
-		send_error(s, slot, "unknown request; send snapshot, watch or status", false);
+		send_error(s, slot, "unknown request; send snapshot, watch, status or health",
+			   false);
 	}
 }
 

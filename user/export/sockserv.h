@@ -30,6 +30,7 @@ struct sockserv_opts {
 	size_t max_out; /* 0 = SOCKSERV_MAX_OUT */
 	sockserv_json_fn json;
 	sockserv_status_fn status;
+	sockserv_status_fn health; /* the `health` request: {"ok":...} (docs/export.md) */
 	void *ctx;
 };
 

@@ -595,6 +595,7 @@ static void fill_meta(struct snapbuild *sb, struct snapbuild_input *in, struct s
 	s->rdt_enabled = in->rdt_enabled;
 	s->rdt = in->rdt;
 	s->nr_rdt = in->nr_rdt;
+	s->rdt_ids = in->rdt_ids;
 	in->rdt = NULL;
 	in->nr_rdt = 0;
 }

@@ -71,6 +71,7 @@ struct snapbuild_input {
 	bool rdt_enabled;
 	struct snap_rdt_group *rdt; /* malloc'd; owned by the snapshot once built */
 	size_t nr_rdt;
+	struct snap_rdt_ids rdt_ids;
 };
 
 /* The readings an interval starts from (taken with the collector's baseline read at start). */

@@ -124,6 +124,18 @@ struct snap_rdt_group {
 	bool has_mbm_local_bps[SNAP_RDT_DOMAINS];
 };
 
+/*
+ * What is left of the node's CLOSIDs and RMIDs: every group counts, kqos's or not, since they
+ * share one pool. Zero capacity means the resource is absent (no allocation, no monitoring).
+ */
+struct snap_rdt_ids {
+	bool has; /* counted this tick */
+	unsigned int closids; /* usable CLOSIDs (info/<res>/num_closids, minimum) */
+	unsigned int ctrl_groups; /* CTRL_MON groups, the root's included: one CLOSID each */
+	unsigned int rmids; /* info/L3_MON/num_rmids */
+	unsigned int rmids_used; /* CTRL_MON and MON groups: one RMID each */
+};
+
 /* Enforcement state and what the actuator did in a tick: published beside the snapshot. */
 #define SNAP_ACTION_KINDS 64
 #define SNAP_RECENT	  16
@@ -217,6 +229,7 @@ struct snapshot {
 	bool rdt_enabled; /* resctrl mounted and usable */
 	struct snap_rdt_group *rdt;
 	size_t nr_rdt;
+	struct snap_rdt_ids rdt_ids;
 };
 
 struct snapshot *snapshot__new(void);

@@ -102,6 +102,8 @@ int top_conn__request(struct top_conn *c);
 int top_conn__read(struct top_conn *c, char **ret_line);
 /* Request and wait up to @timeout_ms for the answer line. */
 int top_conn__get(struct top_conn *c, int timeout_ms, char **ret_line);
+/* The same for any request line (@req without its newline): "health", "status". */
+int top_conn__call(struct top_conn *c, const char *req, int timeout_ms, char **ret_line);
 
 struct top_view_opts {
 	double interval_s;

@@ -57,13 +57,21 @@ int top_conn__fd(const struct top_conn *c)
 	return c->fd;
 }
 
-int top_conn__request(struct top_conn *c)
+static int send_line(struct top_conn *c, const char *req)
 {
-	static const char req[] = "snapshot\n";
+	char line[64];
+	int n = snprintf(line, sizeof(line), "%s\n", req);
 
-	if (send(c->fd, req, sizeof(req) - 1, MSG_NOSIGNAL) != (ssize_t)sizeof(req) - 1)
+	if (n >= (int)sizeof(line))
+		return -EINVAL;
+	if (send(c->fd, line, (size_t)n, MSG_NOSIGNAL) != n)
 		return errno ? -errno : -EIO;
 	return 0;
+}
+
+int top_conn__request(struct top_conn *c)
+{
+	return send_line(c, "snapshot");
 }
 
 /* Take the first complete line out of the buffer. */
@@ -127,8 +135,13 @@ static long long now_ms(void)
 
 int top_conn__get(struct top_conn *c, int timeout_ms, char **ret_line)
 {
+	return top_conn__call(c, "snapshot", timeout_ms, ret_line);
+}
+
+int top_conn__call(struct top_conn *c, const char *req, int timeout_ms, char **ret_line)
+{
 	long long end = now_ms() + timeout_ms;
-	int err = top_conn__request(c);
+	int err = send_line(c, req);
 
 	while (!err) {
 		struct pollfd p = { .fd = c->fd, .events = POLLIN };

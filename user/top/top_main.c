@@ -32,6 +32,8 @@ struct top_opts {
 	long iterations; /* -1 = until stopped */
 	bool json;
 	bool standalone;
+	bool check; /* --check: ask kqosd's health, exit 0 (healthy) or 1 */
+	int timeout_ms;
 	const char *filter;
 };
 
@@ -52,13 +54,16 @@ static void usage(FILE *f)
 		"  -f, --filter TEXT   show only rows whose name, class or group contains TEXT\n"
 		"      --standalone    no agent running: start a monitoring-only collector\n"
 		"                      (kqosd --dry-run next to this binary; needs root)\n"
+		"      --check         health check: exit 0 if kqosd answers within the timeout\n"
+		"                      and its last snapshot is fresh, else 1 (probes, HEALTHCHECK)\n"
+		"  -t, --timeout MS    how long --check waits for the answer (default 2000)\n"
 		"  -V, --version\n"
 		"  -h, --help\n");
 }
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_STANDALONE };
+	enum { OPT_JSON = 256, OPT_STANDALONE, OPT_CHECK };
 	static const struct option longs[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "delay", required_argument, NULL, 'd' },
@@ -67,6 +72,8 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "json", no_argument, NULL, OPT_JSON },
 		{ "filter", required_argument, NULL, 'f' },
 		{ "standalone", no_argument, NULL, OPT_STANDALONE },
+		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "timeout", required_argument, NULL, 't' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
 		{ 0 },
@@ -74,7 +81,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 	char *end;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:d:bn:f:Vh", longs, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:d:bn:f:t:Vh", longs, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			o->socket = optarg;
@@ -106,6 +113,16 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case OPT_STANDALONE:
 			o->standalone = true;
+			break;
+		case OPT_CHECK:
+			o->check = true;
+			break;
+		case 't':
+			o->timeout_ms = (int)strtol(optarg, &end, 10);
+			if (*end || o->timeout_ms < 1 || o->timeout_ms > 600000) {
+				fprintf(stderr, "kqos-top: -t: '%s' is not 1..600000 ms\n", optarg);
+				return -EINVAL;
+			}
 			break;
 		case 'V':
 			printf("kqos-top %s\n", KQOS_VERSION);
@@ -295,6 +312,34 @@ static int run_batch(struct top_conn *c, const struct top_opts *o)
 	return EXIT_SUCCESS;
 }
 
+/*
+ * --check: one `health` request. Silent agents (a stopped or wedged loop) time out; a loop that
+ * runs but no longer produces snapshots answers ok=false. Prints one line either way.
+ */
+static int run_check(const struct top_opts *o)
+{
+	struct top_conn *c = NULL;
+	char *line = NULL;
+	int err = top_conn__open(o->socket, &c);
+
+	if (!err)
+		err = top_conn__call(c, "health", o->timeout_ms, &line);
+	top_conn__free(c);
+	if (err == -ETIMEDOUT) {
+		printf("kqos-top: unhealthy: kqosd at %s did not answer within %d ms (loop stuck)\n",
+		       o->socket, o->timeout_ms);
+		return EXIT_FAILURE;
+	}
+	if (err) {
+		printf("kqos-top: unhealthy: no kqos agent at %s: %s\n", o->socket, strerror(-err));
+		return EXIT_FAILURE;
+	}
+	err = strstr(line, "\"ok\":true") ? 0 : -EPROTO;
+	printf("kqos-top: %s: %s\n", err ? "unhealthy" : "healthy", line);
+	free(line);
+	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static void no_agent(const char *path, int err)
 {
 	fprintf(stderr, "kqos-top: no kqos agent at %s: %s\n", path, strerror(-err));
@@ -308,7 +353,10 @@ static void no_agent(const char *path, int err)
 
 int main(int argc, char **argv)
 {
-	struct top_opts o = { .socket = EXPORT_SOCKET_DEFAULT, .interval_s = 1, .iterations = -1 };
+	struct top_opts o = { .socket = EXPORT_SOCKET_DEFAULT,
+			      .interval_s = 1,
+			      .iterations = -1,
+			      .timeout_ms = 2000 };
 	struct sigaction sa = { .sa_handler = on_signal };
 	struct top_conn *c = NULL;
 	int err, rc;
@@ -320,6 +368,8 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
+	if (o.check)
+		return run_check(&o);
 	if (o.standalone) {
 		err = start_standalone(&c);
 		if (err) {
