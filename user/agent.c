@@ -141,7 +141,14 @@ static int open_collector(struct agent *a)
 		.sys_root = a->cfg.sys_root,
 	};
 	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
+	int hier = 0;
 
+	/* cgroup events come from every hierarchy: the kernel keeps those of the id tree */
+	if (a->ids_kind == CG_IDS_V1_CPU && cg_v1_hierarchy_id(a->cfg.proc_root, "cpu", &hier))
+		log_warn("cpu hierarchy id unknown: no cgroup mkdir events, new cgroups wait for "
+			 "the walk",
+			 "proc_root=%s", a->cfg.proc_root);
+	copts.hierarchy_id = hier;
 	copts.pmu_events = pmu;
 	copts.pmu_n = config_pmu_events(&a->cfg, pmu);
 	return collector__open(&copts, &a->col);

@@ -176,7 +176,10 @@ static const struct plan_value *target(const struct item *it)
 /* The value as logged and recorded: the plan's text, or the journal's for an original. */
 static void value_text(const struct item *it, const struct plan_value *t, char *buf, size_t size)
 {
-	if (it->orig)
+	/* a restored weight or shares is shown as the number the file gets back */
+	if (it->orig && it->knob == PLAN_KNOB_SHARES)
+		snprintf(buf, size, "%llu", (unsigned long long)it->orig->w.value);
+	else if (it->orig)
 		knob_ops(it->knob)->format(it->orig, buf, size);
 	else
 		plan_value_format(it->knob, t, buf, size);

@@ -557,6 +557,26 @@ int cgroupfs__ids_tree(const struct cgroupfs *cg, enum cg_ids want, enum cg_ids 
 	return 0;
 }
 
+int cg_v1_hierarchy_id(const char *proc_root, const char *ctrl, int *ret)
+{
+	char path[PATH_MAX], line[256], name[64];
+	int hier, n, on, err = -ENOENT;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/cgroups", proc_root ? proc_root : "/proc");
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	/* "#subsys_name hierarchy num_cgroups enabled", then one line per controller */
+	while (err && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &on) == 4 && !strcmp(name, ctrl)) {
+			*ret = hier;
+			err = 0;
+		}
+	fclose(f);
+	return err;
+}
+
 const char *cg_ids_name(enum cg_ids kind)
 {
 	return kind == CG_IDS_V2 ? "v2" : "v1-cpu";

@@ -109,6 +109,11 @@ enum cg_ids {
 int cgroupfs__ids_tree(const struct cgroupfs *cg, enum cg_ids want, enum cg_ids *ret_kind,
 		       const char **ret_mount);
 const char *cg_ids_name(enum cg_ids kind); /* "v2" | "v1-cpu" */
+/*
+ * The hierarchy id of v1 controller @ctrl from <proc_root>/cgroups (NULL: /proc): what the
+ * kernel's cgroup_root::hierarchy_id holds for its tree (0 is the v2 tree). -ENOENT if absent.
+ */
+int cg_v1_hierarchy_id(const char *proc_root, const char *ctrl, int *ret);
 
 /* Resolved mode: never CGFS_MODE_AUTO. */
 enum cgfs_mode cgroupfs__mode(const struct cgroupfs *cg);
