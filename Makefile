@@ -151,6 +151,8 @@ vmlinux:
 bench: $(KQOSD)
 	$(Q)OUTPUT=$(OUTPUT) bench/overhead.sh
 
+include bench/bench.mk
+
 # --- BPF ---------------------------------------------------------------------------------------
 $(OUTPUT)/bpf/%.tmp.bpf.o: bpf/%.bpf.c $(BPF_HDRS) | $(OUTPUT)/bpf
 	$(call msg,BPF,$@)

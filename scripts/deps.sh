@@ -14,8 +14,10 @@ BUILD=(clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 TEST=(libcriterion-dev openssl python3 tmux procps util-linux
 	prometheus prometheus-node-exporter curl)
 STYLE=(clang-format shellcheck)
-# benchmarks: load generator and the peer (runqlat)
-BENCH=(stress-ng libbpf-tools)
+# benchmarks: load generator and the peer (runqlat); bench/interference.sh: a real LS service,
+# its load generator and the pictures (the bench runs its own nginx master on 127.0.0.1; the
+# packaged service is not used)
+BENCH=(stress-ng libbpf-tools nginx wrk gnuplot-nox)
 # container engine (runc: crun refuses hybrid hosts with a v2 controller) and the base rootfs
 # builder (no registry: the base is made locally); image-test's promtool and python3
 DEPLOY=(podman buildah mmdebstrap uidmap crun runc netavark aardvark-dns fuse-overlayfs

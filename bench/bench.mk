@@ -1,0 +1,21 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Benchmarks beyond `make bench` (bench/overhead.sh), included from the top-level Makefile.
+#
+#   make bench-tools          build the interference bench's helpers into $(OUTPUT)/bench/
+#   make bench-interference   build kqosd and the helpers, then run bench/interference.sh as root
+#                             (ROUNDS=, DURATION=, ... pass through the environment; bench/README.md)
+
+BENCH_TOOLS := $(OUTPUT)/bench/lsprobe $(OUTPUT)/bench/knobwatch
+
+.PHONY: bench-tools bench-interference
+
+bench-tools: $(BENCH_TOOLS)
+
+bench-interference: $(KQOSD) $(BENCH_TOOLS)
+	$(Q)OUTPUT=$(OUTPUT) bench/interference.sh
+
+$(OUTPUT)/bench/%: bench/%.c
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread $< -o $@
