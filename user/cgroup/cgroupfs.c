@@ -569,7 +569,8 @@ int cg_v1_hierarchy_id(const char *proc_root, const char *ctrl, int *ret)
 		return -errno;
 	/* "#subsys_name hierarchy num_cgroups enabled", then one line per controller */
 	while (err && fgets(line, sizeof(line), f))
-		if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &on) == 4 && !strcmp(name, ctrl)) {
+		if (sscanf(line, "%63s %d %d %d", name, &hier, &n, &on) == 4 &&
+		    !strcmp(name, ctrl)) {
 			*ret = hier;
 			err = 0;
 		}
