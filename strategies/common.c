@@ -87,12 +87,15 @@ void strat_be_targets(const struct snapshot *snap, struct be_targets *t)
 		t->k8s = true;
 		return;
 	}
-	for (size_t i = 0; i < snap->nr_pods && t->nr_top < 64; i++) {
+	/* a group's glob may match several cgroups: each is a top dir of its own */
+	for (size_t i = 0; i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
 
-		if (sp->pod && sp->pod->is_static && sp->pod->is_active && sp->cgroup &&
-		    strat_pod_is_be(sp->pod))
-			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
+		if (!sp->pod || !sp->pod->is_static || !sp->pod->is_active ||
+		    !strat_pod_is_be(sp->pod))
+			continue;
+		for (size_t k = 0; k < sp->pod->nr_cgroups && t->nr_top < 64; k++)
+			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->pod->cgroups[k]);
 	}
 }
 

@@ -34,6 +34,8 @@ enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT, EV_SOON, EV_DEADLINE };
 
 /* The first tick comes this soon after start: decide and apply without waiting an interval. */
 #define FIRST_TICK_NS 100000000ULL
+/* Ticks that cgroup events ask for come no closer than this to the one before. */
+#define MIN_TICK_GAP_NS 20000000ULL
 
 struct agent {
 	struct kqos_opts *opts;
@@ -613,11 +615,21 @@ static int on_timer(struct agent *a)
 	return print_once(a);
 }
 
-/* cgroups came or went below a root: place them now (walk, classify, apply). */
+/*
+ * cgroups came or went below a root: place them now (walk, classify, apply). Ticks stay at
+ * least MIN_TICK_GAP_NS apart, so a churn of cgroups cannot turn into a churn of ticks.
+ */
 static void on_soon(struct agent *a)
 {
+	__u64 since;
+
 	if (!reactor__take_soon(a->react))
 		return;
+	since = clock_ns(CLOCK_MONOTONIC) - a->prev_ns;
+	if (since < MIN_TICK_GAP_NS) {
+		reactor__soon_in(a->react, MIN_TICK_GAP_NS - since);
+		return;
+	}
 	host__invalidate(a->host);
 	tick(a);
 }

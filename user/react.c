@@ -199,9 +199,14 @@ static void react(struct reactor *r, const struct snapshot *s, size_t n, uint64_
 
 static void soon(struct reactor *r)
 {
+	reactor__soon_in(r, SOON_NS);
+}
+
+void reactor__soon_in(struct reactor *r, uint64_t ns)
+{
 	if (r->soon_armed)
 		return;
-	arm_at(r->soon_fd, SOON_NS, 0);
+	arm_at(r->soon_fd, ns ? ns : 1, 0);
 	r->soon_armed = true;
 }
 

@@ -26,6 +26,8 @@ int reactor__soon_fd(const struct reactor *r);
 int reactor__deadline_fd(const struct reactor *r);
 /* Read the fd's expiry; true when it had fired. */
 bool reactor__ack(int fd);
+/* Ask for a tick @ns from now (a pending request stays as it is). */
+void reactor__soon_in(struct reactor *r, uint64_t ns);
 /* The soon timer fired (and may be armed again): tick now. */
 bool reactor__take_soon(struct reactor *r);
 

@@ -1,0 +1,122 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "daemon.h"
+#include "live.h"
+
+void daemon_path(char *buf, size_t len)
+{
+	const char *out = getenv("OUTPUT");
+
+	snprintf(buf, len, "%s/kqosd", out ? out : ".output");
+}
+
+pid_t daemon_start(const char *kqosd, const char *cfg, const char *errlog)
+{
+	char *argv[] = { (char *)kqosd, "--config", (char *)cfg, NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int e = open(errlog, O_WRONLY | O_TRUNC | O_CREAT, 0600);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		dup2(e, 2);
+		execv(kqosd, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+int daemon_stop(pid_t pid)
+{
+	int status;
+
+	if (pid <= 0 || kill(pid, SIGTERM) || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+int daemon_log_count(const char *errlog, const char *needle, const char *needle2)
+{
+	FILE *f = fopen(errlog, "r");
+	char line[2048];
+	int n = 0;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		n += strstr(line, needle) && (!needle2 || strstr(line, needle2));
+	fclose(f);
+	return n;
+}
+
+int live_file_write(const char *ctrl, const char *tag, const char *file, const char *val)
+{
+	char dir[512], path[PATH_MAX];
+	int fd, err = 0;
+
+	live_cg_path(dir, sizeof(dir), ctrl, tag);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+void live_file_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n)
+{
+	char dir[512], path[PATH_MAX];
+	ssize_t len = -1;
+	int fd;
+
+	live_cg_path(dir, sizeof(dir), ctrl, tag);
+	snprintf(path, sizeof(path), "%s/%s", dir, file);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, n - 1);
+		close(fd);
+	}
+	buf[len > 0 ? len : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static unsigned int ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (unsigned int)((t.tv_sec - t0->tv_sec) * 1000 + (t.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+bool live_file_wait(const char *ctrl, const char *tag, const char *file, const char *want,
+		    unsigned int ms, unsigned int *ret_ms)
+{
+	struct timespec t0;
+	char buf[128];
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	for (;;) {
+		live_file_read(ctrl, tag, file, buf, sizeof(buf));
+		if (!strcmp(buf, want)) {
+			if (ret_ms)
+				*ret_ms = ms_since(&t0);
+			return true;
+		}
+		if (ms_since(&t0) >= ms)
+			return false;
+		live_sleep_ms(1);
+	}
+}
