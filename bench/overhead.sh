@@ -7,6 +7,7 @@
 #   stats/runqlat               (Δrun_time_ns / Δrun_cnt from `bpftool -j prog show`)
 #   tput/none, tput/kqos,       bpf_stats off, stress-ng --switch bogo ops/s
 #   tput/kqospmu, tput/runqlat
+# kqoswatch is kqosd whose latency guard watches the load's cgroup with a 1 us wait target.
 # kqospmu is kqosd with 3 perf counters (software events: context-switches, task-clock, cpu-clock).
 # No two tools ever run at the same time. Figures are printed, never asserted: exit 0 when
 # the measurement ran, non-zero only when it could not run at all. See bench/README.md.
@@ -67,6 +68,8 @@ WORK=$(mktemp -d /tmp/kqos-overhead.XXXXXX)
 DATA=$WORK/data.tsv # round  condition  key  value
 TOOL_PID=
 LOAD_PID=
+LOAD_CG=/sys/fs/cgroup/cpu/kqos-bench-sw
+mkdir -p "$LOAD_CG" || die "cannot make the load's cgroup $LOAD_CG"
 
 cleanup() {
 	local pid
@@ -78,6 +81,7 @@ cleanup() {
 		fi
 	done
 	echo "$STATS_ORIG" >/proc/sys/kernel/bpf_stats_enabled 2>/dev/null || true
+	[ -d "$LOAD_CG" ] && rmdir "$LOAD_CG" 2>/dev/null
 	rm -rf "$WORK"
 }
 trap cleanup EXIT
@@ -214,18 +218,20 @@ def f(x, fmt="{:.0f}"):
 def mark(ok):
     return "" if ok is None else ("  ok" if ok else "  MISSED")
 
-TOOLS = ("none", "kqos", "kqospmu", "runqlat")
+TOOLS = ("none", "kqos", "kqospmu", "runqlat", "kqoswatch")
 
 def round_figures(rd):
     """(kqos, runqlat, ratio, tput, tput x none, ctxt, kqospmu, kqospmu - kqos ns/switch)"""
     k, q = cost(rd.get("stats/kqos")), cost(rd.get("stats/runqlat"))
     kp = cost(rd.get("stats/kqospmu"))
+    kw = cost(rd.get("stats/kqoswatch"))
     t = {c: rd.get("tput/" + c, {}).get("bogo") for c in TOOLS}
     cx = {c: rd.get("tput/" + c, {}).get("ctxt") for c in TOOLS}
     ratio = k["per_switch"] / q["per_switch"] if k and q else None
     tr = {c: (t[c] / t["none"] if t[c] and t["none"] else None) for c in TOOLS[1:]}
     pmu = kp["per_switch"] - k["per_switch"] if k and kp else None
-    return k, q, ratio, t, tr, cx, kp, pmu
+    wr = kw["per_switch"] / k["per_switch"] if k and kw else None
+    return k, q, ratio, t, tr, cx, kp, pmu, kw, wr
 
 def prog_part(c, tag, label, rfmt):
     if not c[tag + "_loaded"]:
@@ -242,10 +248,12 @@ def tool_line(name, c):
 def cmd_round(path, rnd):
     rnd = int(rnd)
     rd = load(path).get(rnd, {})
-    k, q, ratio, t, tr, cx, kp, pmu = round_figures(rd)
+    k, q, ratio, t, tr, cx, kp, pmu, kw, wr = round_figures(rd)
     print(f"round {rnd} results:")
     print(tool_line("kqos", k))
     print(tool_line("kqospmu", kp))
+    print(tool_line("kqoswatch", kw))
+    print(f"  kqoswatch/kqos ns/switch {f(wr, '{:.2f}')} (every wait of the load watched, 1 us target)")
     print(tool_line("runqlat", q))
     print(f"  ratio kqos/runqlat ns/switch {f(ratio, '{:.2f}')}")
     print(f"  kqos+{os.environ['PMU_EVENTS']} counters {f(kp and kp['per_switch'])} ns/switch"
@@ -268,6 +276,8 @@ def cmd_summary(path):
     kq = {x: med(comp(x, 0)) for x in keys}
     rq = {x: med(comp(x, 1)) for x in keys}
     kp = {x: med(comp(x, 6)) for x in keys}
+    kw = {x: med(comp(x, 8)) for x in keys}
+    wr = med([row[9] for row in rows])
     # kqosd loads no wakeup programs on kernels with CONFIG_SCHED_INFO.
     kq_wk_loaded = any(row[0]["wk_loaded"] for row in rows if row[0])
     ratio = med([row[2] for row in rows])
@@ -281,7 +291,7 @@ def cmd_summary(path):
           " figures) ===")
     print("in-kernel cost (bpf_stats on), ns per event:")
     print(f"  {'tool':8s} {'switch':>7s} {'wakeup':>7s} {'wk/sw':>6s} {'wk_new':>7s} {'ns/switch':>10s}")
-    for name, c in (("kqos", kq), ("kqospmu", kp), ("runqlat", rq)):
+    for name, c in (("kqos", kq), ("kqospmu", kp), ("kqoswatch", kw), ("runqlat", rq)):
         print(f"  {name:8s} {f(c['sw_ns']):>7s} {f(c['wk_ns']):>7s} {f(c['wk_ratio'], '{:.2f}'):>6s}"
               f" {f(c['wn_ns']):>7s} {f(c['per_switch']):>10s}")
     ok_ns = None if kq["per_switch"] is None else kq["per_switch"] <= float(os.environ["TARGET_NS"])
@@ -297,6 +307,9 @@ def cmd_summary(path):
     print(f"  {'kqos+' + npmu + ' counters':17s} {f(kp['per_switch']):>6s}   (kqos without counters"
           f" {f(kq['per_switch'])}, counters {f(pmu, '{:+.0f}')} ns/switch)")
     print(f"  kqos with {npmu} counters <= {os.environ['TARGET_PMU_NS']} ns/switch{mark(ok_pmu)}")
+    ok_w = None if wr is None else wr <= 1.1
+    print(f"  kqos with LS watches on the load (1 us target: every wait looked up) x kqos"
+          f" {f(wr, '{:.2f}')}   target <= 1.1{mark(ok_w)}")
     print("context-switch throughput (bpf_stats off), stress-ng --switch bogo ops/s:")
     for c in TOOLS:
         x = "" if c == "none" else f"  x none {f(tr[c], '{:.3f}')}"
@@ -327,6 +340,9 @@ def cmd_summary(path):
           f" runqlat_tput_ratio={f(tr['runqlat'], '{:.3f}')}"
           f" kqospmu_ns_per_switch={f(kp['per_switch'])}"
           f" kqospmu_tput_ratio={f(tr['kqospmu'], '{:.3f}')}"
+          f" kqoswatch_ns_per_switch={f(kw['per_switch'])}"
+          f" kqoswatch_x_kqos={f(wr, '{:.2f}')}"
+          f" kqoswatch_tput_ratio={f(tr['kqoswatch'], '{:.3f}')}"
           f" noisy_runs={noisy}")
 
 if __name__ == "__main__":
@@ -353,7 +369,7 @@ perf_fds() { # number of perf_event fds a pid holds
 # tool_comm kqos|kqospmu|runqlat: the process name, which also names the tool's log in $WORK.
 tool_comm() {
 	case $1 in
-	kqos | kqospmu) echo kqosd ;;
+	kqos | kqospmu | kqoswatch) echo kqosd ;;
 	*) echo "$1" ;;
 	esac
 }
@@ -373,6 +389,10 @@ start_tool() {
 		"$KQOSD" --config "$PMU_CONFIG" --interval 1s --log-level warn --socket "" \
 			>"$WORK/kqosd.log" 2>&1 &
 		want=$((PMU_EVENTS * $(getconf _NPROCESSORS_ONLN)))
+		;;
+	kqoswatch)
+		"$KQOSD" --config "$WATCH_CONFIG" --interval 1s --log-level warn --socket "" \
+			>"$WORK/kqosd.log" 2>&1 &
 		;;
 	runqlat)
 		"$RUNQLAT" 60 >"$WORK/runqlat.log" 2>&1 &
@@ -429,7 +449,9 @@ run_load() {
 	local c0 c1 t0 t1 rate
 	c0=$(ctxt)
 	t0=$(date +%s%N)
-	stress-ng --switch "$STRESSORS" --timeout "${LOAD_SECS}s" --metrics-brief \
+	# in its own cpu cgroup for every condition: the one kqoswatch watches
+	sh -c 'echo $$ >"$1/cgroup.procs" && shift && exec "$@"' sh "$LOAD_CG" \
+		stress-ng --switch "$STRESSORS" --timeout "${LOAD_SECS}s" --metrics-brief \
 		--yaml "$WORK/load.yaml" >"$WORK/load.log" 2>&1 &
 	LOAD_PID=$!
 	if ! wait "$LOAD_PID"; then
@@ -510,12 +532,20 @@ run_condition() {
 
 # --- main ----------------------------------------------------------------------------------------
 SEED=${SEED:-$RANDOM}
-CONDS=(stats/kqos stats/kqospmu stats/runqlat tput/none tput/kqos tput/kqospmu tput/runqlat)
+CONDS=(stats/kqos stats/kqospmu stats/kqoswatch stats/runqlat tput/none tput/kqos tput/kqospmu
+	tput/kqoswatch tput/runqlat)
 : >"$DATA"
 # kqospmu: 3 software counters (no hardware PMU on the development VM; hardware events are off).
 PMU_CONFIG=$WORK/kqos-pmu.json
 cat >"$PMU_CONFIG" <<'JSON'
 {"pmu": {"cycles": "", "instructions": "", "llcMisses": "", "extra": ["context-switches", "task-clock", "cpu-clock"]}}
+JSON
+# kqoswatch: the latency guard watches the load's cgroup with a 1 us target, so every wait of
+# the load takes the watch path (lookup, clock, rate limit): its worst case.
+WATCH_CONFIG=$WORK/kqos-watch.json
+cat >"$WATCH_CONFIG" <<'JSON'
+{"pods": {"source": "static", "groups": [{"name": "sw", "cgroup": "/kqos-bench-sw", "qosClass": "LS", "waitTarget": "1us"}]},
+ "strategies": {"latencyGuard": {"enable": true}}}
 JSON
 echo "kqos overhead benchmark: $(date -u +%Y-%m-%dT%H:%M:%SZ) $(uname -r), $(nproc) CPUs"
 echo "kqosd $KQOSD ($("$KQOSD" --version 2>/dev/null | head -n1)); runqlat $RUNQLAT;" \
