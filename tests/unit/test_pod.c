@@ -687,3 +687,24 @@ Test(pod_list, refcount_and_null_safety)
 	cr_assert_null(pod__container(NULL, "x"));
 	cr_assert_null(pod__ext_spec(NULL, "x"));
 }
+
+Test(pod_annotations, wait_target)
+{
+	static const char doc[] =
+		"{\"kind\":\"PodList\",\"items\":["
+		"{\"metadata\":{\"name\":\"ok\",\"namespace\":\"d\",\"uid\":\"1\","
+		"\"annotations\":{\"kqos.sh/wait-target\":\"2ms\"}}},"
+		"{\"metadata\":{\"name\":\"bad\",\"namespace\":\"d\",\"uid\":\"2\","
+		"\"annotations\":{\"kqos.sh/wait-target\":\"soon\"}}},"
+		"{\"metadata\":{\"name\":\"long\",\"namespace\":\"d\",\"uid\":\"3\","
+		"\"annotations\":{\"kqos.sh/wait-target\":\"1m\"}}}]}";
+
+	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
+	podsrc_log_issues(list);
+	cr_assert_eq(list->nr_pods, 3, "a bad target never costs the pod");
+	cr_assert_eq(by_name("ok")->wait_target_ns, 2000000);
+	cr_assert_eq(by_name("bad")->wait_target_ns, 0);
+	cr_assert_eq(by_name("long")->wait_target_ns, 0, "over 10 s is no target");
+	cr_assert_eq(log_count("kqos.sh/wait-target", "pod=d/bad"), 1);
+	cr_assert_eq(log_count("kqos.sh/wait-target", "pod=d/long"), 1);
+}

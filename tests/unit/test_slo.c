@@ -109,6 +109,34 @@ Test(slo, out_of_range_names_the_field)
 		"strategies.batchResource.enabled: unknown key");
 	rejects(NULL, "{\"cpuNormalizationRatio\":0.5}",
 		"strategies.cpuNormalizationRatio: not a number in [1, 100]");
+	rejects(NULL, "{\"latencyGuard\":{\"quietWindow\":\"soon\"}}",
+		"strategies.latencyGuard.quietWindow: not a duration such as \"500us\" or \"2s\"");
+	rejects(NULL, "{\"latencyGuard\":{\"targets\":{\"BE\":\"1ms\"}}}",
+		"strategies.latencyGuard.targets.BE: unknown key");
+	rejects(NULL, "{\"latencyGuard\":{\"ladder\":[\"idle\",\"idle\"]}}",
+		"strategies.latencyGuard.ladder: each of idle, weight, cpuset, quota once");
+	rejects(NULL, "{\"latencyGuard\":{\"quotaPercent\":0}}",
+		"strategies.latencyGuard.quotaPercent: 0 out of range [1, 100]");
+	rejects(NULL, "{\"latencyGuard\":{\"targets\":{\"LS\":\"20s\"}}}",
+		"strategies.latencyGuard.targets.LS: duration out of range");
+}
+
+Test(slo, latency_guard_keys)
+{
+	cr_assert_eq(
+		slo_config_parse(NULL,
+				 "{\"latencyGuard\":{\"enable\":true,\"targets\":{\"LS\":\"2ms\"},"
+				 "\"quietWindow\":\"5s\",\"ladder\":[\"weight\",\"cpuset\"],"
+				 "\"cpiRisePercent\":0}}",
+				 &cfg, err, sizeof(err)),
+		0, "%s", err);
+	cr_assert(cfg.guard.enable);
+	cr_assert_eq(cfg.guard.target_ls_ns, 2000000);
+	cr_assert_eq(cfg.guard.target_lse_ns, 200000, "defaults stay for the others");
+	cr_assert_eq(cfg.guard.quiet_ns, 5000000000ULL);
+	cr_assert_eq(cfg.guard.nr_ladder, 2);
+	cr_assert_eq(cfg.guard.ladder[0], GUARD_STEP_WEIGHT);
+	cr_assert_eq(cfg.guard.cpi_rise_pct, 0);
 }
 
 Test(slo, syntax_error_and_validate_api)
