@@ -22,13 +22,21 @@ bool strat_pod_bound_cpus(const struct pod *pod, struct cpumask *ret)
 
 void strat_online(const struct snapshot *snap, struct cpumask *ret)
 {
+	struct cpumask m;
+
 	cpumask_zero(ret);
 	if (snap->node.topo && !cpumask_empty(&snap->node.topo->online)) {
 		*ret = snap->node.topo->online;
-		return;
+	} else {
+		for (unsigned int c = 0; c < snap->node.nr_cpus; c++)
+			cpumask_set(ret, c);
 	}
-	for (unsigned int c = 0; c < snap->node.nr_cpus; c++)
-		cpumask_set(ret, c);
+	/* in a container whose cpuset root holds fewer CPUs, no child may be given more */
+	if (snap->node.has_root_cpus) {
+		cpumask_and(&m, ret, &snap->node.root_cpus);
+		if (!cpumask_empty(&m))
+			*ret = m;
+	}
 }
 
 void strat_allowed(const struct strategy_input *in, struct cpumask *ret)
@@ -96,6 +104,8 @@ void strat_be_targets(const struct snapshot *snap, struct be_targets *t)
 			continue;
 		for (size_t k = 0; k < sp->pod->nr_cgroups && t->nr_top < 64; k++)
 			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->pod->cgroups[k]);
+		if (!sp->pod->nr_cgroups && sp->cgroup && t->nr_top < 64)
+			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
 	}
 }
 

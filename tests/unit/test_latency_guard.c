@@ -306,3 +306,17 @@ Test(latency_guard, reserves_every_knob_a_reaction_may_write)
 	cr_assert_eq(plan.nr, 0, "reserving changes nothing");
 	plan_fini(&reserve);
 }
+
+/* In a container whose cpuset root holds CPUs 0-1, BE is never given more (EACCES otherwise). */
+Test(latency_guard, the_cpuset_step_stays_inside_the_cpuset_root)
+{
+	struct cpumask want;
+
+	cfg.guard.ladder[0] = GUARD_STEP_CPUSET;
+	cfg.guard.nr_ladder = 1;
+	snap->node.has_root_cpus = true;
+	cpulist_parse("0-1", &snap->node.root_cpus);
+	wait_behind(10 * MS, BE_CG, 1, 3000);
+	cpulist_parse("0", &want);
+	cr_assert(cpumask_equal(&entry(BE_DIR, PLAN_KNOB_CPUSET)->v.cpus, &want));
+}

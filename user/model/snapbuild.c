@@ -402,6 +402,8 @@ static void build_node(struct snapbuild *sb, const struct snapbuild_input *in, s
 	n->topo = in->topo;
 	n->nr_cpus = in->topo ? (unsigned int)in->topo->nr_cpus : in->nr_online;
 	n->cpumgr = cpumgr_state__ref(in->cpumgr);
+	n->has_root_cpus = in->has_root_cpus;
+	n->root_cpus = in->root_cpus;
 	node_cpu(sb, in, n);
 	node_memory(&in->node, n);
 	kubepods_dirs(in->kubepods, n);

@@ -64,6 +64,8 @@ struct snapbuild_input {
 	unsigned int nr_online; /* online CPUs, for a node without topology */
 	struct cpumgr_state *cpumgr; /* a reference is taken; NULL when absent */
 	const char *kubepods; /* the Kubernetes QoS root dir, "" when there is none */
+	bool has_root_cpus; /* the cpuset root's effective CPUs */
+	struct cpumask root_cpus;
 	const struct pmu_event_cfg *pmu;
 	int pmu_n;
 	unsigned long long dropped;

@@ -95,6 +95,9 @@ struct snap_node {
 	bool has_memory;
 	__u64 mem_total_bytes;
 	__u64 mem_used_bytes; /* MemTotal - MemAvailable */
+	/* the cpuset root's effective CPUs: all a cgroup below may hold (a container's share) */
+	bool has_root_cpus;
+	struct cpumask root_cpus;
 	/* kubelet's CPU manager checkpoint (a reference); NULL when absent */
 	struct cpumgr_state *cpumgr;
 	/* the Kubernetes QoS parent dirs, relative to the mount; "" when there is no kubepods */
