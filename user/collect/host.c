@@ -214,8 +214,8 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	in->nr_online = h->nr_online;
 	in->cpumgr = cpumgr_watch__poll(h->cpumgr, now_ns);
 	in->kubepods = h->kubepods;
-	in->has_root_cpus = h->cgfs && !cgroupfs__read_cpuset(h->cgfs, CG_KNOB_CPUSET_EFFECTIVE, "/",
-							     &in->root_cpus);
+	in->has_root_cpus = h->cgfs && !cgroupfs__read_cpuset(h->cgfs, CG_KNOB_CPUSET_EFFECTIVE,
+							      "/", &in->root_cpus);
 	in->cgs = cgs;
 	in->nr_cgs = nr_cgs;
 }
