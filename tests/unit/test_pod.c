@@ -287,9 +287,99 @@ Test(pod_classes, every_combination)
 		cr_expect_eq(p->prio_raw, t[i].prio_raw, "%s: raw prio %d", t[i].name, p->prio_raw);
 		cr_expect_eq(p->prio, t[i].prio, "%s: prio %d", t[i].name, p->prio);
 	}
-	/* the only warnings: the two bad container ids of "runtimes" */
-	cr_assert_eq(log_count("level=warn", NULL), 2);
+	/*
+	 * the only warnings: the two bad container ids of "runtimes", and the pair of
+	 * "deprecated-batch" (BE without a priority counts as koord-prod/BE, which is invalid)
+	 */
+	cr_assert_eq(log_count("level=warn", NULL), 3);
 	cr_assert_eq(log_count("level=warn", "pod=default/runtimes "), 2);
+	cr_assert_eq(log_count("invalid priority+QoS class", "pod=default/deprecated-batch "), 1);
+	cr_assert_eq(log_count("invalid priority+QoS class", "err=\"koord-prod/BE\""), 1);
+}
+
+/* The fixture pods' priority+QoS class: label before spec.priority, no QoS = LS, none = prod. */
+Test(pod_classes, priority_qos_of_fixture_pods)
+{
+	static const struct {
+		const char *pod, *pq;
+	} t[] = {
+		{ "guaranteed-nolabel", "koord-prod/LS" }, /* raw classes: no label, no priority */
+		{ "besteffort-nolabel", "koord-prod/LS" },
+		{ "lse", "koord-prod/LSE" },
+		{ "lsr", "koord-prod/LSR" },
+		{ "ls", "koord-prod/LS" },
+		{ "be-batch", "koord-batch/BE" },
+		{ "system", "SYSTEM" },
+		{ "prio-label-wins",
+		  "koord-mid/LS" }, /* label koord-mid beats spec.priority 9500 */
+		{ "prio-label-unknown", "koord-prod/LS" }, /* unknown label: none, no fallback */
+		{ "prio-mid-7000", "koord-mid/LS" },
+		{ "prio-batch-5999", "koord-batch/LS" },
+		{ "prio-free-3000", "koord-free/BE" },
+		{ "prio-none-2999", "koord-prod/LS" },
+		{ "deprecated-batch", "" },
+	};
+
+	load(FIXTURES "classes.json");
+	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
+		const struct pod *p = by_name(t[i].pod);
+
+		cr_expect_str_eq(pod_pq_name(pod__pq(p)), t[i].pq, "%s", t[i].pod);
+	}
+	cr_assert(pod__is_mid_ls(by_name("prio-mid-7000")));
+	cr_assert_not(pod__is_mid_ls(by_name("be-batch")));
+	cr_assert_not(pod__is_mid_ls(NULL));
+}
+
+/* Every (priority, QoS) pair, raw NONE included: koordinator PR #2280's final table. */
+Test(pod_classes, priority_qos_every_pair)
+{
+	/* rows: NONE prod mid batch free; columns: NONE LSE LSR LS BE SYSTEM */
+	static const char *const want[5][6] = {
+		{ "koord-prod/LS", "koord-prod/LSE", "koord-prod/LSR", "koord-prod/LS", "",
+		  "SYSTEM" },
+		{ "koord-prod/LS", "koord-prod/LSE", "koord-prod/LSR", "koord-prod/LS", "",
+		  "SYSTEM" },
+		{ "koord-mid/LS", "", "", "koord-mid/LS", "koord-mid/BE", "SYSTEM" },
+		{ "koord-batch/LS", "", "", "koord-batch/LS", "koord-batch/BE", "SYSTEM" },
+		{ "koord-free/LS", "", "", "koord-free/LS", "koord-free/BE", "SYSTEM" },
+	};
+
+	for (int p = POD_PRIO_NONE; p <= POD_PRIO_FREE; p++)
+		for (int q = POD_QOS_NONE; q <= POD_QOS_SYSTEM; q++) {
+			struct pod_pq pq = pod_pq_of(p, q);
+
+			cr_expect_str_eq(pod_pq_name(pq), want[p][q], "prio %d qos %d", p, q);
+			cr_expect_eq(pq.is_valid, want[p][q][0] != '\0', "prio %d qos %d", p, q);
+			cr_expect_neq(pq.qos, POD_QOS_NONE);
+		}
+}
+
+/* A bare-metal group has no priority: its defaulted class stands in (BE group = batch/BE). */
+Test(pod_classes, priority_qos_of_bare_metal_group)
+{
+	struct pod g = {
+		.is_static = true, .qos_raw = POD_QOS_BE, .qos = POD_QOS_BE, .prio = POD_PRIO_BATCH
+	};
+
+	cr_assert_str_eq(pod_pq_name(pod__pq(&g)), "koord-batch/BE");
+	g.is_static = false;
+	cr_assert_str_eq(pod_pq_name(pod__pq(&g)), "");
+}
+
+/* An invalid pair is logged once while it persists: the next parse of the same list is quiet. */
+Test(pod_classes, invalid_pair_logged_once)
+{
+	struct pod_list *next = NULL;
+	size_t len;
+	char *buf = slurp(FIXTURES "classes.json", &len);
+
+	load(FIXTURES "classes.json");
+	cr_assert_eq(pod_list__parse(buf, len, "again", list, &next, NULL), 0);
+	podsrc_log_issues(next);
+	free(buf);
+	cr_assert_eq(log_count("level=warn", "invalid priority+QoS class"), 1);
+	pod_list__put(next);
 }
 
 Test(pod_classes, identity_and_priority_value)

@@ -134,6 +134,58 @@ enum pod_prio pod_prio_from_qos(enum pod_qos qos)
 	return POD_PRIO_PROD;
 }
 
+/* Row: priority (NONE unused), column: QoS (NONE unused); NULL marks an invalid pair. */
+static const char *const pq_names[POD_PRIO_FREE + 1][POD_QOS_SYSTEM + 1] = {
+	[POD_PRIO_PROD] = { [POD_QOS_LSE] = "koord-prod/LSE",
+			    [POD_QOS_LSR] = "koord-prod/LSR",
+			    [POD_QOS_LS] = "koord-prod/LS" },
+	[POD_PRIO_MID] = { [POD_QOS_LS] = "koord-mid/LS", [POD_QOS_BE] = "koord-mid/BE" },
+	[POD_PRIO_BATCH] = { [POD_QOS_LS] = "koord-batch/LS", [POD_QOS_BE] = "koord-batch/BE" },
+	[POD_PRIO_FREE] = { [POD_QOS_LS] = "koord-free/LS", [POD_QOS_BE] = "koord-free/BE" },
+};
+
+struct pod_pq pod_pq_of(enum pod_prio prio_raw, enum pod_qos qos_raw)
+{
+	struct pod_pq pq = { .prio = prio_raw, .qos = qos_raw };
+
+	/* SYSTEM stands alone, whatever the priority */
+	if (qos_raw == POD_QOS_SYSTEM) {
+		pq.prio = POD_PRIO_NONE;
+		pq.is_valid = true;
+		return pq;
+	}
+	if ((unsigned int)pq.prio > POD_PRIO_FREE || pq.prio == POD_PRIO_NONE)
+		pq.prio = POD_PRIO_PROD;
+	if ((unsigned int)pq.qos > POD_QOS_SYSTEM || pq.qos == POD_QOS_NONE)
+		pq.qos = POD_QOS_LS;
+	pq.is_valid = pq_names[pq.prio][pq.qos] != NULL;
+	return pq;
+}
+
+struct pod_pq pod__pq(const struct pod *pod)
+{
+	return pod_pq_of(pod->is_static ? pod->prio : pod->prio_raw, pod->qos_raw);
+}
+
+const char *pod_pq_name(struct pod_pq pq)
+{
+	if (!pq.is_valid)
+		return "";
+	if (pq.qos == POD_QOS_SYSTEM)
+		return "SYSTEM";
+	return pq_names[pq.prio][pq.qos];
+}
+
+bool pod__is_mid_ls(const struct pod *pod)
+{
+	struct pod_pq pq;
+
+	if (!pod)
+		return false;
+	pq = pod__pq(pod);
+	return pq.is_valid && pq.prio == POD_PRIO_MID && pq.qos == POD_QOS_LS;
+}
+
 bool pod_uid_is_valid(const char *uid)
 {
 	size_t n = uid ? strlen(uid) : 0;
@@ -1118,8 +1170,11 @@ static void parse_wait_target(const struct pctx *c, json_t *annotations, struct 
 
 /* ---- classes -------------------------------------------------------------------------------- */
 
-static void resolve_classes(json_t *labels, struct pod *pod)
+static void resolve_classes(const struct pctx *c, json_t *labels, struct pod *pod)
 {
+	struct pod_pq pq;
+	char pair[64];
+
 	json_t *q = json_object_get(labels, LABEL_QOS);
 	json_t *p = json_object_get(labels, LABEL_PRIO);
 
@@ -1133,6 +1188,12 @@ static void resolve_classes(json_t *labels, struct pod *pod)
 	else
 		pod->prio_raw = POD_PRIO_NONE;
 	pod->prio = pod->prio_raw != POD_PRIO_NONE ? pod->prio_raw : pod_prio_from_qos(pod->qos);
+	/* an invalid pair is named once (while it persists): strategies then go by QoS alone */
+	pq = pod__pq(pod);
+	if (!pq.is_valid) {
+		snprintf(pair, sizeof(pair), "%s/%s", pod_prio_name(pq.prio), pod_qos_name(pq.qos));
+		pod_log(c, "invalid priority+QoS class", "priority-class/qosClass", pair);
+	}
 }
 
 static enum pod_phase phase_from_name(const char *s)
@@ -1228,7 +1289,7 @@ static int parse_pod(struct pctx *c, json_t *item, struct pod *pod)
 	if (err)
 		return err;
 	parse_wait_target(c, annotations, pod);
-	resolve_classes(labels, pod);
+	resolve_classes(c, labels, pod);
 	return 0;
 }
 

@@ -252,6 +252,30 @@ enum pod_prio pod_prio_from_name(const char *s);
 /* The class a NONE priority falls back to: BE -> batch, every other class -> prod. */
 enum pod_prio pod_prio_from_qos(enum pod_qos qos);
 
+/*
+ * The priority+QoS class (koordinator PR #2280's GetPriorityQoSClass): "<priority>/<qos>",
+ * e.g. "koord-mid/LS", or "SYSTEM" alone. No QoS counts as LS, no priority as prod. The pairs
+ * koordinator calls invalid (prod+BE; mid, batch or free with LSE or LSR) have is_valid false
+ * and the name "". Strategies select pods by this pair, not by QoS alone (docs/strategies.md).
+ */
+struct pod_pq {
+	enum pod_prio prio; /* never NONE: NONE counts as prod (and as NONE for SYSTEM) */
+	enum pod_qos qos; /* never NONE: NONE counts as LS */
+	bool is_valid;
+};
+
+/* From the raw classes (the priority label or spec.priority, the QoS label). */
+struct pod_pq pod_pq_of(enum pod_prio prio_raw, enum pod_qos qos_raw);
+/*
+ * A pod's pair: from prio_raw and qos_raw; a bare-metal group has no priority of its own, so
+ * its defaulted class (BE -> batch, else prod) stands in.
+ */
+struct pod_pq pod__pq(const struct pod *pod);
+/* "koord-prod/LS", "SYSTEM", or "" for an invalid pair. */
+const char *pod_pq_name(struct pod_pq pq);
+/* Mid+LS: a valid koord-mid/LS pod, which kqos keeps out of BE suppression. */
+bool pod__is_mid_ls(const struct pod *pod);
+
 const char *pod_qos_name(enum pod_qos qos); /* "" for NONE */
 const char *pod_prio_name(enum pod_prio prio); /* "" for NONE */
 const char *pod_k8s_qos_name(enum pod_k8s_qos qos); /* "Guaranteed", ... */
