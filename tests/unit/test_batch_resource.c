@@ -197,3 +197,152 @@ Test(batch_resource, only_be_labelled_pods_with_batch_resources)
 	decide();
 	cr_assert_eq(plan.nr, 0, "nothing happens without the extended spec");
 }
+
+/*
+ * Batch behaviour byte for byte: a mixed node (spec and annotation resources, missing limits,
+ * the 1000 us floor, a container without cgroup, pods the strategy must skip) under three
+ * configurations, dumped as text. The expected text was recorded from the batch-only code
+ * before the tiers were introduced; any change in the batch translation shows up here.
+ */
+#define NGOLD 6
+
+static struct pod gpods[NGOLD];
+static struct pod_container gctrs[NGOLD][2];
+static struct pod_ext_spec_ctr gext[2];
+
+static void gold_pod(int i, const char *uid, enum pod_qos raw, bool active)
+{
+	struct snap_pod *sp = &snap->pods[i];
+	char cg[96];
+
+	gpods[i] = (struct pod){ .uid = (char *)uid,
+				 .name = (char *)uid,
+				 .qos_raw = raw,
+				 .qos = raw ? raw : POD_QOS_BE,
+				 .k8s_qos = POD_K8S_QOS_BESTEFFORT,
+				 .is_active = active,
+				 .containers = gctrs[i],
+				 .nr_containers = 2 };
+	snprintf(cg, sizeof(cg), "/kubepods/besteffort/pod%s", uid);
+	sp->pod = &gpods[i];
+	sp->cgroup = strdup(cg);
+	sp->ctrs = calloc(2, sizeof(*sp->ctrs));
+	sp->nr_ctrs = 2;
+	for (int c = 0; c < 2; c++) {
+		gctrs[i][c] = (struct pod_container){ .name = c ? "c1" : "c0" };
+		pod_res_init(&gctrs[i][c].requests);
+		pod_res_init(&gctrs[i][c].limits);
+		snprintf(cg, sizeof(cg), "/kubepods/besteffort/pod%s/c%d", uid, c);
+		sp->ctrs[c].cgroup = strdup(cg);
+		sp->ctrs[c].spec = &gctrs[i][c];
+	}
+}
+
+static void gold_node(void)
+{
+	for (size_t i = 0; i < snap->nr_pods; i++) {
+		free(snap->pods[i].cgroup);
+		for (size_t c = 0; c < snap->pods[i].nr_ctrs; c++)
+			free(snap->pods[i].ctrs[c].cgroup);
+		free(snap->pods[i].ctrs);
+	}
+	free(snap->pods);
+	snap->pods = calloc(NGOLD, sizeof(*snap->pods));
+	snap->nr_pods = NGOLD;
+	/* spec only; c1 has no limit */
+	gold_pod(0, "g0", POD_QOS_BE, true);
+	gctrs[0][0].requests.batch_cpu_milli = 1000;
+	gctrs[0][0].limits.batch_cpu_milli = 2000;
+	gctrs[0][0].limits.batch_memory_bytes = (int64_t)GI;
+	gctrs[0][1].requests.batch_cpu_milli = 500;
+	/* annotation only, the 1000 us floor */
+	gold_pod(1, "g1", POD_QOS_BE, true);
+	for (int c = 0; c < 2; c++) {
+		gext[c] = (struct pod_ext_spec_ctr){ .name = c ? "c1" : "c0" };
+		pod_res_init(&gext[c].requests);
+		pod_res_init(&gext[c].limits);
+	}
+	gext[0].requests.batch_cpu_milli = 250;
+	gext[0].limits.batch_cpu_milli = 300;
+	gext[0].limits.batch_memory_bytes = (int64_t)GI / 2;
+	gext[1].limits.batch_cpu_milli = 5;
+	gext[1].limits.batch_memory_bytes = (int64_t)GI;
+	gpods[1].ext_spec = (struct pod_ext_spec){ .state = POD_ANN_OK,
+						   .containers = gext,
+						   .nr_containers = 2 };
+	/* every limit given; c1's request is 0; c0's container cgroup not found */
+	gold_pod(2, "g2", POD_QOS_BE, true);
+	gctrs[2][0].requests.batch_cpu_milli = 2000;
+	gctrs[2][0].limits.batch_cpu_milli = 4000;
+	gctrs[2][0].limits.batch_memory_bytes = 2 * (int64_t)GI;
+	gctrs[2][1].requests.batch_cpu_milli = 0;
+	gctrs[2][1].limits.batch_cpu_milli = 1000;
+	gctrs[2][1].limits.batch_memory_bytes = (int64_t)GI;
+	free(snap->pods[2].ctrs[0].cgroup);
+	snap->pods[2].ctrs[0].cgroup = NULL;
+	/* unlabelled BestEffort with batch resources: not touched */
+	gold_pod(3, "g3", POD_QOS_NONE, true);
+	gctrs[3][0].requests.batch_cpu_milli = 1000;
+	/* inactive: not touched */
+	gold_pod(4, "g4", POD_QOS_BE, false);
+	gctrs[4][0].requests.batch_cpu_milli = 1000;
+	/* only a memory request in the spec: still "has batch resources"; mid ignored */
+	gold_pod(5, "g5", POD_QOS_BE, true);
+	gctrs[5][0].requests.batch_memory_bytes = (int64_t)GI;
+	gctrs[5][1].requests.mid_cpu_milli = 1000;
+	gctrs[5][1].limits.mid_cpu_milli = 1500;
+	gpods[5].prio_raw = gpods[5].prio = POD_PRIO_MID;
+}
+
+static void gold_dump(char *buf, size_t size)
+{
+	size_t off = 0;
+
+	buf[0] = '\0';
+	for (size_t i = 0; i < plan.nr && off < size; i++) {
+		const struct plan_entry *e = &plan.entries[i];
+		char v[64];
+
+		plan_value_format(e->knob, &e->v, v, sizeof(v));
+		off += (size_t)snprintf(buf + off, size - off, "%s %s %s %s|", e->cgroup,
+					plan_knob_name(e->knob), v, e->why);
+	}
+}
+
+/* One line per configuration, recorded from the batch-only strategy. */
+#define GOLD_FILE "tests/fixtures/plans/batch_resource_golden.txt"
+
+static void gold_want(char want[3][16384])
+{
+	FILE *f = fopen(GOLD_FILE, "r");
+
+	cr_assert_not_null(f, "cannot open %s (run from the repository root)", GOLD_FILE);
+	for (int k = 0; k < 3; k++) {
+		cr_assert_not_null(fgets(want[k], sizeof(want[k]), f));
+		want[k][strcspn(want[k], "\n")] = '\0';
+	}
+	fclose(f);
+}
+
+Test(batch_resource, golden_batch_plan)
+{
+	static char got[16384], want[3][16384];
+
+	gold_want(want);
+	gold_node();
+	for (int k = 0; k < 3; k++) {
+		slo_config_init(&cfg);
+		cfg.batch_resource_enable = true;
+		if (k == 1)
+			cfg.cpu_normalization_ratio = 1.5;
+		if (k == 2) {
+			cfg.suppress_enable = true;
+			cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+		}
+		decide();
+		gold_dump(got, sizeof(got));
+		if (getenv("KQOS_GOLD_PRINT"))
+			printf("%s\n", got);
+		cr_expect_str_eq(got, want[k], "configuration %d", k);
+	}
+}
