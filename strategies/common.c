@@ -9,6 +9,17 @@ bool strat_pod_is_be(const struct pod *pod)
 	return pod && (pod->qos_raw == POD_QOS_BE || pod->k8s_qos == POD_K8S_QOS_BESTEFFORT);
 }
 
+bool strat_pod_suppressed(const struct slo_config *cfg, const struct pod *pod)
+{
+	return strat_pod_is_be(pod) && !(cfg->mid_ls_protected && pod__is_mid_ls(pod));
+}
+
+bool strat_pod_cfs_suppressed(const struct slo_config *cfg, const struct pod *pod)
+{
+	return cfg->suppress_enable && cfg->suppress_policy == SUPPRESS_CFS_QUOTA &&
+	       strat_pod_suppressed(cfg, pod);
+}
+
 bool strat_pod_bound_cpus(const struct pod *pod, struct cpumask *ret)
 {
 	cpumask_zero(ret);

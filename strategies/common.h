@@ -13,6 +13,14 @@
 
 /* BE for suppress and budget purposes: label BE or Kubernetes BestEffort (koordinator §4.1). */
 bool strat_pod_is_be(const struct pod *pod);
+/*
+ * What cpu_suppress suppresses and counts as BE in its budget: strat_pod_is_be, minus Mid+LS
+ * pods when strategies.cpuSuppress.midLsProtected (default) is on. A Mid+LS pod is Kubernetes
+ * BestEffort only because koordinator's webhook moved its resources to mid-cpu/mid-memory.
+ */
+bool strat_pod_suppressed(const struct slo_config *cfg, const struct pod *pod);
+/* Suppressed, with suppress on and the cfsQuota policy: its own quota must stay -1. */
+bool strat_pod_cfs_suppressed(const struct slo_config *cfg, const struct pod *pod);
 /* The resource-status cpuset of a pod; false when absent, empty or unparsable. */
 bool strat_pod_bound_cpus(const struct pod *pod, struct cpumask *ret);
 /* All online CPUs (topology, else 0..nr_cpus-1). */

@@ -13,7 +13,7 @@
  * tick and applied by the actuator. Each entry records which strategy asked and why.
  *
  * Precedence: one entry per (cgroup, knob). When two strategies want the same knob, the higher
- * `prio` wins (cpu_suppress 30 > cpuset_rules 20 > batch_resource 10, see registry.c); on a
+ * `prio` wins (cpu_suppress 30 > cpuset_rules 20 > extended_resource 10, see registry.c); on a
  * tie the first writer keeps it. The latency guard, last, only tightens (`tighten` below). The loser is counted in nr_overridden and logged at debug by
  * the actuator, never silently merged: a knob has exactly one owner per tick.
  *

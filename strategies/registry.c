@@ -7,7 +7,7 @@
 const struct kqos_strategy *const kqos_strategies[] = {
 	&cpu_suppress_strategy,
 	&cpuset_rules_strategy,
-	&batch_resource_strategy,
+	&extended_resource_strategy,
 	/* last: it only tightens what the others planned */
 	&latency_guard_strategy,
 	NULL,

@@ -81,7 +81,7 @@ struct kqos_strategy {
 
 extern const struct kqos_strategy cpu_suppress_strategy;
 extern const struct kqos_strategy cpuset_rules_strategy;
-extern const struct kqos_strategy batch_resource_strategy;
+extern const struct kqos_strategy extended_resource_strategy;
 extern const struct kqos_strategy latency_guard_strategy;
 
 /*

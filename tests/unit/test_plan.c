@@ -26,7 +26,7 @@ Test(plan, higher_precedence_wins_and_keeps_provenance)
 {
 	const struct plan_entry *e;
 
-	plan.strategy = "batch_resource";
+	plan.strategy = "extended_resource";
 	plan.prio = 10;
 	cr_assert_eq(plan_set_quota(&plan, "/kubepods/besteffort/p", 200000, "batch"), 0);
 	plan.strategy = "cpu_suppress";

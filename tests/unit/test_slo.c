@@ -24,6 +24,8 @@ Test(slo, defaults_are_koordinator_disabled)
 	cr_assert_eq(cfg.suppress_policy, SUPPRESS_CPUSET);
 	cr_assert_not(cfg.cpuset_rules_enable);
 	cr_assert_not(cfg.batch_resource_enable);
+	cr_assert_not(cfg.mid_resource_enable);
+	cr_assert(cfg.mid_ls_protected, "Mid+LS is protected unless asked otherwise");
 	cr_assert_eq(cfg.be_shares, 2);
 	cr_assert_eq(parse("{}", "{}"), 0);
 }
@@ -72,6 +74,17 @@ Test(slo, kqos_keys)
 	cr_assert_float_eq(cfg.cpu_normalization_ratio, 1.5, 1e-9);
 }
 
+/* The tiers have their own switches; the batch key keeps its meaning. */
+Test(slo, tier_switches_and_mid_ls_protection)
+{
+	cr_assert_eq(parse(NULL, "{\"midResource\":{\"enable\":true}}"), 0, "%s", err);
+	cr_assert(cfg.mid_resource_enable && !cfg.batch_resource_enable);
+	cr_assert_eq(parse(NULL, "{\"batchResource\":{\"enable\":true}}"), 0, "%s", err);
+	cr_assert(cfg.batch_resource_enable && !cfg.mid_resource_enable);
+	cr_assert_eq(parse(NULL, "{\"cpuSuppress\":{\"midLsProtected\":false}}"), 0, "%s", err);
+	cr_assert_not(cfg.mid_ls_protected, "false is koordinator's behaviour");
+}
+
 static void rejects(const char *policy, const char *kqos, const char *want)
 {
 	struct slo_config before;
@@ -107,6 +120,12 @@ Test(slo, out_of_range_names_the_field)
 		"strategies.weightFormula: \"cubic\" is not one of linear log");
 	rejects(NULL, "{\"batchResource\":{\"enabled\":true}}",
 		"strategies.batchResource.enabled: unknown key");
+	rejects(NULL, "{\"midResource\":{\"enable\":\"yes\"}}",
+		"strategies.midResource.enable: not a boolean");
+	rejects(NULL, "{\"midResource\":{\"policy\":1}}",
+		"strategies.midResource.policy: unknown key");
+	rejects(NULL, "{\"cpuSuppress\":{\"midLsProtected\":0}}",
+		"strategies.cpuSuppress.midLsProtected: not a boolean");
 	rejects(NULL, "{\"cpuNormalizationRatio\":0.5}",
 		"strategies.cpuNormalizationRatio: not a number in [1, 100]");
 	rejects(NULL, "{\"latencyGuard\":{\"quietWindow\":\"soon\"}}",

@@ -51,10 +51,11 @@ static void log_config(const struct enforcer *e)
 {
 	log_info("enforcement configured",
 		 "cpu_suppress=%d policy=%s threshold=%d min=%d cpuset_rules=%d batch_resource=%d "
-		 "dry_run=%d",
+		 "mid_resource=%d mid_ls_protected=%d dry_run=%d",
 		 e->cfg.suppress_enable, suppress_policy_name(e->cfg.suppress_policy),
 		 e->cfg.suppress_threshold_pct, e->cfg.suppress_min_pct, e->cfg.cpuset_rules_enable,
-		 e->cfg.batch_resource_enable, e->dry_run);
+		 e->cfg.batch_resource_enable, e->cfg.mid_resource_enable, e->cfg.mid_ls_protected,
+		 e->dry_run);
 }
 
 static int init_strategies(struct enforcer *e)

@@ -17,6 +17,7 @@ void slo_config_init(struct slo_config *cfg)
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
 	cfg->be_shares = 2;
+	cfg->mid_ls_protected = true;
 	cfg->weight_formula = CG_WEIGHT_LINEAR;
 	cfg->kubelet_policy = KUBELET_CPU_NONE;
 	cfg->system_exclusive = true;
@@ -218,7 +219,7 @@ static int parse_policy(const char *text, struct slo_config *cfg, char *err, siz
 
 static int parse_suppress(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
 {
-	static const char *const known[] = { "policy", "beShares", NULL };
+	static const char *const known[] = { "policy", "beShares", "midLsProtected", NULL };
 	static const char *const policies[] = { "cpuset", "cfsQuota", "weight", "idle", NULL };
 	struct pctx c = { err, err_len, "strategies.cpuSuppress" };
 	long long v;
@@ -234,6 +235,8 @@ static int parse_suppress(json_t *o, struct slo_config *cfg, char *err, size_t e
 		return r;
 	if (r)
 		cfg->be_shares = (uint64_t)v;
+	if ((r = get_bool(&c, o, "midLsProtected", &cfg->mid_ls_protected)) < 0)
+		return r;
 	return 0;
 }
 
@@ -406,18 +409,37 @@ static int parse_scalars(json_t *o, struct slo_config *cfg, struct pctx *c)
 	return 0;
 }
 
+/* One tier of extended_resource: {"enable": bool}, nothing else. */
+static int parse_tier(json_t *o, const char *path, bool *ret_enable, char *err, size_t err_len)
+{
+	static const char *const known[] = { "enable", NULL };
+	struct pctx c = { err, err_len, path };
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 || (r = get_bool(&c, o, "enable", ret_enable)) < 0)
+		return r;
+	return 0;
+}
+
 static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_t err_len)
 {
 	static const char *const known[] = {
-		"cpuSuppress",	"weightFormula",	 "kubeletCpuManagerPolicy",
-		"reservedCpus", "nodeReservedMilliCpu",	 "cpuManagerStatePath",
-		"systemQos",	"cpusetRules",		 "batchResource",
-		"recovery",	"cpuNormalizationRatio", "latencyGuard",
+		"cpuSuppress",
+		"weightFormula",
+		"kubeletCpuManagerPolicy",
+		"reservedCpus",
+		"nodeReservedMilliCpu",
+		"cpuManagerStatePath",
+		"systemQos",
+		"cpusetRules",
+		"batchResource",
+		"midResource",
+		"recovery",
+		"cpuNormalizationRatio",
+		"latencyGuard",
 		NULL,
 	};
-	static const char *const batch_known[] = { "enable", NULL };
-	struct pctx c = { err, err_len, "strategies" },
-		    cb = { err, err_len, "strategies.batchResource" };
+	struct pctx c = { err, err_len, "strategies" };
 	json_t *root, *o;
 	int r;
 
@@ -444,11 +466,14 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		r = parse_guard(o, &cfg->guard, err, err_len);
 	if (r < 0)
 		goto out;
-	if ((r = sub_object(&c, root, "batchResource", &o)) > 0) {
-		r = check_keys(&cb, o, batch_known);
-		if (!r)
-			r = get_bool(&cb, o, "enable", &cfg->batch_resource_enable);
-	}
+	if ((r = sub_object(&c, root, "batchResource", &o)) > 0)
+		r = parse_tier(o, "strategies.batchResource", &cfg->batch_resource_enable, err,
+			       err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "midResource", &o)) > 0)
+		r = parse_tier(o, "strategies.midResource", &cfg->mid_resource_enable, err,
+			       err_len);
 out:
 	json_decref(root);
 	return r < 0 ? r : 0;

@@ -65,6 +65,7 @@ struct slo_config {
 
 	/* strategies.* (kqos) */
 	uint64_t be_shares; /* weight policy: besteffort shares, default 2 */
+	bool mid_ls_protected; /* Mid+LS pods are not BE for suppress; default true */
 	enum cg_weight_formula weight_formula;
 	enum kubelet_cpu_policy kubelet_policy;
 	/* alias of the config's pods.kubeletRoot checkpoint; "" = not given */
@@ -77,8 +78,9 @@ struct slo_config {
 	bool cpuset_rules_enable;
 	bool be_cpu_manager; /* koordinator feature gate BECPUManager */
 	bool unset_cpu_quota; /* quota -1 on bound pods (not --disable-unset-cpu-quota) */
-	bool batch_resource_enable;
-	double cpu_normalization_ratio; /* > 1 divides batch quota; 1 = off */
+	bool batch_resource_enable; /* extended_resource's batch tier */
+	bool mid_resource_enable; /* extended_resource's mid tier */
+	double cpu_normalization_ratio; /* > 1 divides batch and mid quota; 1 = off */
 	enum slo_recovery recovery;
 	struct guard_config guard; /* strategies.latencyGuard */
 };

@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
-/* batch_resource against canned pods: koordinator.md §3.2 conversions and -1 rules. */
+/* extended_resource against canned pods: koordinator.md §3.2 conversions and -1 rules, both tiers. */
 #include <criterion/criterion.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "batch_resource.h"
+#include "extended_resource.h"
 #include "cgroupfs.h"
 #include "slo.h"
 #include "snapshot.h"
@@ -26,7 +26,7 @@ static void setup(void)
 	snap = snapshot__new();
 	snap->node.nr_cpus = 4;
 	plan_init(&plan);
-	plan.strategy = "batch_resource";
+	plan.strategy = "extended_resource";
 	plan.prio = 10;
 
 	memset(&pod, 0, sizeof(pod));
@@ -69,24 +69,24 @@ static void teardown(void)
 	snapshot__put(snap);
 }
 
-TestSuite(batch_resource, .init = setup, .fini = teardown);
+TestSuite(extended_resource, .init = setup, .fini = teardown);
 
-Test(batch_resource, conversions)
+Test(extended_resource, conversions)
 {
-	cr_assert_eq(batch_milli_to_shares(0), 2);
-	cr_assert_eq(batch_milli_to_shares(-1), 2);
-	cr_assert_eq(batch_milli_to_shares(1), 2);
-	cr_assert_eq(batch_milli_to_shares(100), 102);
-	cr_assert_eq(batch_milli_to_shares(1000), 1024);
-	cr_assert_eq(batch_milli_to_shares(1000000), 262144);
-	cr_assert_eq(batch_milli_to_quota(0), -1);
-	cr_assert_eq(batch_milli_to_quota(-5), -1);
-	cr_assert_eq(batch_milli_to_quota(5), 1000, "0 < q < 1000 -> 1000 (issue #696)");
-	cr_assert_eq(batch_milli_to_quota(2000), 200000);
+	cr_assert_eq(ext_milli_to_shares(0), 2);
+	cr_assert_eq(ext_milli_to_shares(-1), 2);
+	cr_assert_eq(ext_milli_to_shares(1), 2);
+	cr_assert_eq(ext_milli_to_shares(100), 102);
+	cr_assert_eq(ext_milli_to_shares(1000), 1024);
+	cr_assert_eq(ext_milli_to_shares(1000000), 262144);
+	cr_assert_eq(ext_milli_to_quota(0), -1);
+	cr_assert_eq(ext_milli_to_quota(-5), -1);
+	cr_assert_eq(ext_milli_to_quota(5), 1000, "0 < q < 1000 -> 1000 (issue #696)");
+	cr_assert_eq(ext_milli_to_quota(2000), 200000);
 }
 
 /* ecosystem.md §2.2: the request -> shares -> v2 weight table, both formulas */
-Test(batch_resource, shares_to_weight_both_formulas)
+Test(extended_resource, shares_to_weight_both_formulas)
 {
 	static const struct {
 		int64_t milli;
@@ -98,7 +98,7 @@ Test(batch_resource, shares_to_weight_both_formulas)
 	};
 
 	for (size_t i = 0; i < sizeof(t) / sizeof(t[0]); i++) {
-		uint64_t s = batch_milli_to_shares(t[i].milli);
+		uint64_t s = ext_milli_to_shares(t[i].milli);
 
 		cr_assert_eq(s, t[i].shares, "%lldm", (long long)t[i].milli);
 		cr_assert_eq(cg_shares_to_weight(s, CG_WEIGHT_LINEAR), t[i].linear, "%llu",
@@ -114,7 +114,7 @@ static void decide(void)
 	struct strategy_report rep = { 0 };
 
 	plan_reset(&plan);
-	cr_assert_eq(batch_resource_strategy.decide(NULL, &in, &plan, &rep), 0);
+	cr_assert_eq(extended_resource_strategy.decide(NULL, &in, &plan, &rep), 0);
 }
 
 static const struct plan_entry *entry(const char *cg, enum plan_knob knob)
@@ -127,7 +127,7 @@ static const struct plan_entry *entry(const char *cg, enum plan_knob knob)
 
 #define POD "/kubepods/besteffort/podb0"
 
-Test(batch_resource, container_without_limit_makes_pod_quota_unlimited)
+Test(extended_resource, container_without_limit_makes_pod_quota_unlimited)
 {
 	decide();
 	cr_assert_eq(entry(POD, PLAN_KNOB_SHARES)->v.shares, 1536);
@@ -139,10 +139,10 @@ Test(batch_resource, container_without_limit_makes_pod_quota_unlimited)
 	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_SHARES)->v.shares, 512);
 	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
 	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, UINT64_MAX);
-	cr_assert_str_eq(entry(POD, PLAN_KNOB_SHARES)->strategy, "batch_resource");
+	cr_assert_str_eq(entry(POD, PLAN_KNOB_SHARES)->strategy, "extended_resource");
 }
 
-Test(batch_resource, all_limits_sum_at_pod_level)
+Test(extended_resource, all_limits_sum_at_pod_level)
 {
 	ctrs[1].limits.batch_cpu_milli = 1000;
 	ctrs[1].limits.batch_memory_bytes = (int64_t)GI;
@@ -151,7 +151,7 @@ Test(batch_resource, all_limits_sum_at_pod_level)
 	cr_assert_eq(entry(POD, PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, 2 * GI);
 }
 
-Test(batch_resource, cfs_quota_suppress_forces_unlimited)
+Test(extended_resource, cfs_quota_suppress_forces_unlimited)
 {
 	cfg.suppress_enable = true;
 	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
@@ -162,14 +162,14 @@ Test(batch_resource, cfs_quota_suppress_forces_unlimited)
 	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 200000);
 }
 
-Test(batch_resource, normalization_ratio_divides_quota)
+Test(extended_resource, normalization_ratio_divides_quota)
 {
 	cfg.cpu_normalization_ratio = 1.2;
 	decide();
 	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 166667);
 }
 
-Test(batch_resource, extended_spec_annotation_fills_missing_fields)
+Test(extended_resource, extended_spec_annotation_fills_missing_fields)
 {
 	struct pod_ext_spec_ctr ext = { .name = "c1" };
 
@@ -184,7 +184,7 @@ Test(batch_resource, extended_spec_annotation_fills_missing_fields)
 	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 500000);
 }
 
-Test(batch_resource, only_be_labelled_pods_with_batch_resources)
+Test(extended_resource, only_be_labelled_pods_with_batch_resources)
 {
 	pod.qos_raw = POD_QOS_NONE;
 	decide();
@@ -324,7 +324,7 @@ static void gold_want(char want[3][16384])
 	fclose(f);
 }
 
-Test(batch_resource, golden_batch_plan)
+Test(extended_resource, golden_batch_plan)
 {
 	static char got[16384], want[3][16384];
 
@@ -345,4 +345,139 @@ Test(batch_resource, golden_batch_plan)
 			printf("%s\n", got);
 		cr_expect_str_eq(got, want[k], "configuration %d", k);
 	}
+}
+
+/* With the mid tier on too, a node without Mid pods gets the same batch plan. */
+Test(extended_resource, golden_batch_plan_with_mid_tier_on)
+{
+	static char got[16384], want[3][16384];
+
+	gold_want(want);
+	gold_node();
+	gpods[5].prio_raw = gpods[5].prio = POD_PRIO_BATCH;
+	slo_config_init(&cfg);
+	cfg.batch_resource_enable = cfg.mid_resource_enable = true;
+	decide();
+	gold_dump(got, sizeof(got));
+	cr_expect_str_eq(got, want[0]);
+}
+
+/* The pod of setup() as a Mid pod: mid-cpu/mid-memory instead of batch-*. */
+static void make_mid(enum pod_qos raw)
+{
+	pod.prio_raw = pod.prio = POD_PRIO_MID;
+	pod.qos_raw = raw;
+	pod.qos = raw ? raw : POD_QOS_BE;
+	for (int i = 0; i < 2; i++) {
+		pod_res_init(&ctrs[i].requests);
+		pod_res_init(&ctrs[i].limits);
+	}
+	/* c0: 1 core request, 1.5 cores limit, 1 GiB; c1: 500m request, no limit */
+	ctrs[0].requests.mid_cpu_milli = 1000;
+	ctrs[0].limits.mid_cpu_milli = 1500;
+	ctrs[0].limits.mid_memory_bytes = (int64_t)GI;
+	ctrs[1].requests.mid_cpu_milli = 500;
+	cfg.batch_resource_enable = false;
+	cfg.mid_resource_enable = true;
+}
+
+Test(extended_resource, mid_pod_and_container_levels)
+{
+	make_mid(POD_QOS_NONE); /* koord-mid/LS */
+	decide();
+	cr_assert_eq(entry(POD, PLAN_KNOB_SHARES)->v.shares, 1536);
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1, "c1 has no limit");
+	cr_assert_eq(entry(POD, PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, UINT64_MAX);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_SHARES)->v.shares, 1024);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 150000);
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, GI);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_SHARES)->v.shares, 512);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cr_assert_str_eq(entry(POD, PLAN_KNOB_SHARES)->why, "mid resources: pod");
+	cr_assert_str_eq(entry(POD "/c0", PLAN_KNOB_SHARES)->why, "mid resources: container");
+	/* every limit given: the pod's are the sums */
+	ctrs[1].limits.mid_cpu_milli = 5; /* below 1000 us: the floor */
+	ctrs[1].limits.mid_memory_bytes = (int64_t)GI;
+	decide();
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 150500);
+	cr_assert_eq(entry(POD, PLAN_KNOB_MEMORY_MAX)->v.mem_bytes, 2 * GI);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 1000);
+}
+
+Test(extended_resource, mid_normalization_and_annotation)
+{
+	struct pod_ext_spec_ctr ext = { .name = "c1" };
+
+	make_mid(POD_QOS_LS);
+	pod_res_init(&ext.requests);
+	pod_res_init(&ext.limits);
+	ext.limits.mid_cpu_milli = 2000;
+	ext.limits.batch_cpu_milli = 9000; /* another tier's name: not read */
+	pod.ext_spec = (struct pod_ext_spec){ .state = POD_ANN_OK,
+					      .containers = &ext,
+					      .nr_containers = 1 };
+	cfg.cpu_normalization_ratio = 1.2;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 125000);
+	cr_assert_eq(entry(POD "/c1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 166667);
+	cr_assert_eq(entry(POD, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 291667);
+}
+
+/* cfsQuota suppress forces -1 on the pods it suppresses; a protected Mid+LS keeps its limit. */
+Test(extended_resource, mid_quota_under_cfs_quota_suppress)
+{
+	cfg.suppress_enable = true;
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	make_mid(POD_QOS_NONE);
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 150000, "Mid+LS");
+	cfg.mid_ls_protected = false;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1, "koordinator: BE");
+	cfg.mid_ls_protected = true;
+	make_mid(POD_QOS_BE);
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1, "Mid+BE");
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_SHARES)->v.shares, 1024);
+}
+
+Test(extended_resource, each_tier_has_its_switch)
+{
+	make_mid(POD_QOS_NONE);
+	cfg.mid_resource_enable = false;
+	cr_assert_not(extended_resource_strategy.enabled(&cfg));
+	cfg.batch_resource_enable = true;
+	cr_assert(extended_resource_strategy.enabled(&cfg));
+	decide();
+	cr_assert_eq(plan.nr, 0, "the batch tier does not read mid resources");
+	/* mid tier on, batch off: a batch pod is left alone */
+	teardown();
+	setup();
+	cfg.batch_resource_enable = false;
+	cfg.mid_resource_enable = true;
+	decide();
+	cr_assert_eq(plan.nr, 0, "the mid tier does not read batch resources");
+}
+
+/* Only valid koord-mid pairs are Mid pods: an invalid pair goes by its QoS alone. */
+Test(extended_resource, mid_tier_takes_valid_mid_pairs_only)
+{
+	make_mid(POD_QOS_LSR); /* koord-mid/LSR is invalid */
+	decide();
+	cr_assert_eq(plan.nr, 0);
+	make_mid(POD_QOS_NONE);
+	pod.prio_raw = POD_PRIO_BATCH; /* koord-batch/LS with mid names: not a Mid pod */
+	decide();
+	cr_assert_eq(plan.nr, 0);
+}
+
+/* A koord-mid/BE pod carrying both names: its own tier's values win. */
+Test(extended_resource, mid_be_with_both_names_takes_mid)
+{
+	make_mid(POD_QOS_BE);
+	cfg.batch_resource_enable = true;
+	ctrs[0].requests.batch_cpu_milli = 4000;
+	decide();
+	cr_assert_eq(entry(POD "/c0", PLAN_KNOB_SHARES)->v.shares, 1024);
+	cr_assert_gt(plan.nr_overridden, 0);
 }
