@@ -87,30 +87,23 @@ static int64_t res_at(const struct pod_res *r, size_t off)
 	return *(const int64_t *)((const char *)r + off);
 }
 
-/* A container's request/limit of one tier: the pod spec, else the extended-resource-spec. */
+/* A container's request/limit of one tier (pod__ctr_res: the spec, else the annotation). */
 struct tier_res {
 	int64_t req_cpu, lim_cpu, lim_mem;
 	bool any;
 };
 
-static int64_t spec_or_ext(int64_t spec, const struct pod_res *ext, size_t off)
-{
-	return spec == POD_RES_UNSET && ext ? res_at(ext, off) : spec;
-}
-
 static void container_res(const struct tier *t, const struct pod *pod,
 			  const struct pod_container *c, struct tier_res *r)
 {
-	const struct pod_ext_spec_ctr *ext = pod__ext_spec(pod, c->name);
+	struct pod_res req, lim;
 
-	r->req_cpu = spec_or_ext(res_at(&c->requests, t->cpu_off), ext ? &ext->requests : NULL,
-				 t->cpu_off);
-	r->lim_cpu =
-		spec_or_ext(res_at(&c->limits, t->cpu_off), ext ? &ext->limits : NULL, t->cpu_off);
-	r->lim_mem =
-		spec_or_ext(res_at(&c->limits, t->mem_off), ext ? &ext->limits : NULL, t->mem_off);
+	pod__ctr_res(pod, c, &req, &lim);
+	r->req_cpu = res_at(&req, t->cpu_off);
+	r->lim_cpu = res_at(&lim, t->cpu_off);
+	r->lim_mem = res_at(&lim, t->mem_off);
 	r->any = r->req_cpu != POD_RES_UNSET || r->lim_cpu != POD_RES_UNSET ||
-		 r->lim_mem != POD_RES_UNSET || res_at(&c->requests, t->mem_off) != POD_RES_UNSET;
+		 r->lim_mem != POD_RES_UNSET || res_at(&req, t->mem_off) != POD_RES_UNSET;
 }
 
 static int64_t quota_of(const struct strategy_input *in, const struct pod *pod, int64_t milli)

@@ -1353,6 +1353,43 @@ const struct pod_ext_spec_ctr *pod__ext_spec(const struct pod *pod, const char *
 	return NULL;
 }
 
+static void res_fill(struct pod_res *dst, const struct pod_res *spec, const struct pod_res *ext)
+{
+	*dst = *spec;
+	if (!ext)
+		return;
+#define FILL(f) (dst->f = dst->f == POD_RES_UNSET ? ext->f : dst->f)
+	FILL(cpu_milli);
+	FILL(memory_bytes);
+	FILL(batch_cpu_milli);
+	FILL(batch_memory_bytes);
+	FILL(mid_cpu_milli);
+	FILL(mid_memory_bytes);
+#undef FILL
+}
+
+void pod__ctr_res(const struct pod *pod, const struct pod_container *c, struct pod_res *ret_req,
+		  struct pod_res *ret_lim)
+{
+	const struct pod_ext_spec_ctr *ext = pod__ext_spec(pod, c->name);
+
+	res_fill(ret_req, &c->requests, ext ? &ext->requests : NULL);
+	res_fill(ret_lim, &c->limits, ext ? &ext->limits : NULL);
+}
+
+int64_t pod__ext_cpu_request(const struct pod *pod)
+{
+	struct pod_res req, lim;
+	int64_t sum = 0;
+
+	for (size_t i = 0; i < pod->nr_containers; i++) {
+		pod__ctr_res(pod, &pod->containers[i], &req, &lim);
+		sum += req.batch_cpu_milli > 0 ? req.batch_cpu_milli : 0;
+		sum += req.mid_cpu_milli > 0 ? req.mid_cpu_milli : 0;
+	}
+	return sum;
+}
+
 enum pod_qos pod__reconciler_qos(const struct pod *pod)
 {
 	if (pod->qos_raw == POD_QOS_NONE && pod->res_status.state == POD_ANN_OK &&

@@ -226,6 +226,16 @@ const struct pod_container *pod__container(const struct pod *pod, const char *na
 const struct pod_ext_spec_ctr *pod__ext_spec(const struct pod *pod, const char *container);
 
 /*
+ * A container's requests and limits as koordlet's hooks see them: each field from the pod
+ * spec, else from the container's extended-resource-spec entry (where the webhook keeps the
+ * extended names that CRI requests cannot carry).
+ */
+void pod__ctr_res(const struct pod *pod, const struct pod_container *c, struct pod_res *ret_req,
+		  struct pod_res *ret_lim);
+/* Σ of the positive batch-cpu and mid-cpu requests of a pod's containers (pod__ctr_res). */
+int64_t pod__ext_cpu_request(const struct pod *pod);
+
+/*
  * The class koordlet's runtime-hook reconciler uses (koordinator.md §1.2): qos_raw, except
  * that a pod without a class label but with a non-empty resource-status cpuset counts as LSR.
  */
