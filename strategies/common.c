@@ -98,56 +98,114 @@ bool strat_besteffort_dir(const struct snapshot *snap, char *buf, size_t size)
 	return true;
 }
 
-void strat_be_targets(const struct snapshot *snap, struct be_targets *t)
+static bool under(const char *cg, const char *dir)
 {
-	memset(t, 0, sizeof(*t));
-	if (strat_besteffort_dir(snap, t->top[0], sizeof(t->top[0]))) {
-		t->nr_top = 1;
-		t->k8s = true;
-		return;
-	}
-	/* a group's glob may match several cgroups: each is a top dir of its own */
-	for (size_t i = 0; i < snap->nr_pods; i++) {
-		const struct snap_pod *sp = &snap->pods[i];
+	size_t n = strlen(dir);
+
+	return !strncmp(cg, dir, n) && cg[n] == '/';
+}
+
+/* An active pod with a cgroup below the besteffort dir: koordinator's BE tree (depth <= 2). */
+static bool in_be_tree(const struct be_targets *t, const struct snap_pod *sp)
+{
+	return sp->pod && sp->pod->is_active && sp->cgroup && under(sp->cgroup, t->dir) &&
+	       sp->pod->k8s_qos == POD_K8S_QOS_BESTEFFORT;
+}
+
+static void add_pod(struct be_targets *t, const struct snap_pod *sp, const char *cgroup)
+{
+	if (t->nr_pods < STRAT_MAX_BE_PODS)
+		t->pods[t->nr_pods++] = (struct be_target){ .sp = sp, .cgroup = cgroup };
+	else
+		t->overflow = true;
+}
+
+/* A group's glob may match several cgroups: each is a level of its own. */
+static void static_targets(const struct strategy_input *in, struct be_targets *t)
+{
+	for (size_t i = 0; i < in->snap->nr_pods; i++) {
+		const struct snap_pod *sp = &in->snap->pods[i];
 
 		if (!sp->pod || !sp->pod->is_static || !sp->pod->is_active ||
-		    !strat_pod_is_be(sp->pod))
+		    !strat_pod_suppressed(in->cfg, sp->pod))
 			continue;
-		for (size_t k = 0; k < sp->pod->nr_cgroups && t->nr_top < 64; k++)
-			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->pod->cgroups[k]);
-		if (!sp->pod->nr_cgroups && sp->cgroup && t->nr_top < 64)
-			snprintf(t->top[t->nr_top++], PLAN_CGROUP_MAX, "%s", sp->cgroup);
+		for (size_t k = 0; k < sp->pod->nr_cgroups; k++)
+			add_pod(t, sp, sp->pod->cgroups[k]);
+		/* no list of matches: the one cgroup the snapshot found for it */
+		if (!sp->pod->nr_cgroups && sp->cgroup)
+			add_pod(t, sp, sp->cgroup);
 	}
+	t->at_pods = t->nr_pods > 0;
 }
 
-bool strat_is_be_child(const struct be_targets *t, const struct snap_pod *sp)
+void strat_be_targets(const struct strategy_input *in, struct be_targets *t)
 {
-	if (!sp->pod || !sp->pod->is_active || !sp->cgroup)
-		return false;
-	if (t->k8s)
-		return sp->pod->k8s_qos == POD_K8S_QOS_BESTEFFORT;
-	return sp->pod->is_static && strat_pod_is_be(sp->pod);
+	bool protected = false;
+
+	memset(t, 0, sizeof(*t));
+	t->k8s = strat_besteffort_dir(in->snap, t->dir, sizeof(t->dir));
+	if (!t->k8s) {
+		static_targets(in, t);
+		return;
+	}
+	for (size_t i = 0; i < in->snap->nr_pods; i++) {
+		const struct snap_pod *sp = &in->snap->pods[i];
+
+		if (!in_be_tree(t, sp))
+			continue;
+		if (strat_pod_suppressed(in->cfg, sp->pod))
+			add_pod(t, sp, sp->cgroup);
+		else
+		protected = true;
+	}
+	/* a BE pod left out would run free: then the dir is held, the protected pod with it */
+	t->per_pod = protected && !t->overflow;
+	t->at_dir = !t->per_pod;
+	t->at_pods = t->per_pod;
 }
 
-int strat_plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct be_targets *t,
-			  bool kubelet_static, const struct cpumask *cpus,
-			  const struct cpumask *full, const char *why)
+bool strat_be_targets_any(const struct be_targets *t)
 {
-	const struct cpumask *upper = kubelet_static && t->k8s ? full : cpus;
+	return t->at_dir || t->at_pods;
+}
+
+/* Container dirs of a pod; a bare-metal group has none and its own cgroup is the container. */
+static int plan_ctr_cpusets(struct plan *p, const struct snap_pod *sp, const struct cpumask *cpus,
+			    const char *why)
+{
 	int err = 0;
 
-	for (size_t i = 0; i < t->nr_top && !err; i++)
-		err = plan_set_cpuset(p, t->top[i], upper, why);
-	for (size_t i = 0; i < snap->nr_pods && !err; i++) {
-		const struct snap_pod *sp = &snap->pods[i];
+	for (size_t c = 0; c < sp->nr_ctrs && !err; c++)
+		if (sp->ctrs[c].cgroup)
+			err = plan_set_cpuset(p, sp->ctrs[c].cgroup, cpus, why);
+	return err;
+}
 
-		if (!strat_is_be_child(t, sp))
+int strat_plan_be_cpusets(struct plan *p, const struct strategy_input *in,
+			  const struct be_targets *t, bool kubelet_static,
+			  const struct cpumask *cpus, const struct cpumask *full, const char *why)
+{
+	const struct cpumask *upper = kubelet_static && t->k8s ? full : cpus;
+	struct cpumask be_full;
+	int err = 0;
+
+	/* at the pod level the dir holds every BE CPU, whatever the caller narrows below it */
+	strat_be_full(in, &be_full);
+	if (t->k8s)
+		err = plan_set_cpuset(p, t->dir, t->at_dir ? upper : &be_full, why);
+	for (size_t i = 0; i < in->snap->nr_pods && t->at_dir && !err; i++) {
+		const struct snap_pod *sp = &in->snap->pods[i];
+
+		if (!in_be_tree(t, sp))
 			continue;
-		if (t->k8s)
-			err = plan_set_cpuset(p, sp->cgroup, upper, why);
-		for (size_t c = 0; c < sp->nr_ctrs && !err; c++)
-			if (sp->ctrs[c].cgroup)
-				err = plan_set_cpuset(p, sp->ctrs[c].cgroup, cpus, why);
+		err = plan_set_cpuset(p, sp->cgroup, upper, why);
+		if (!err)
+			err = plan_ctr_cpusets(p, sp, cpus, why);
+	}
+	for (size_t i = 0; i < t->nr_pods && t->at_pods && !err; i++) {
+		err = plan_set_cpuset(p, t->pods[i].cgroup, upper, why);
+		if (!err)
+			err = plan_ctr_cpusets(p, t->pods[i].sp, cpus, why);
 	}
 	return err;
 }
@@ -157,7 +215,9 @@ int strat_plan_top(struct plan *p, const struct be_targets *t, enum plan_knob kn
 {
 	int err = 0;
 
-	for (size_t i = 0; i < t->nr_top && !err; i++)
-		err = plan_set(p, t->top[i], knob, v, "%s", why);
+	if (t->at_dir)
+		err = plan_set(p, t->dir, knob, v, "%s", why);
+	for (size_t i = 0; i < t->nr_pods && t->at_pods && !err; i++)
+		err = plan_set(p, t->pods[i].cgroup, knob, v, "%s", why);
 	return err;
 }

@@ -34,26 +34,44 @@ void strat_be_full(const struct strategy_input *in, struct cpumask *ret);
 /* "/kubepods/besteffort" with a leading '/' into buf; false when the snapshot has none. */
 bool strat_besteffort_dir(const struct snapshot *snap, char *buf, size_t size);
 
-/* The dirs BE suppression lives on, and the BE pods' own dirs below them. */
+/* BE pods the pod level holds one by one; with more, the besteffort dir is the level. */
+#define STRAT_MAX_BE_PODS 512
+
+/*
+ * Where BE is held back this tick, for every strategy that tightens BE (cpu_suppress, the
+ * latency guard). koordinator's level is the besteffort dir as a whole. A protected Mid+LS
+ * pod (strat_pod_suppressed false) sits in that dir too, its native resources moved to
+ * mid-*, so while one is there the level is each BE pod's own cgroup and the dir is left
+ * neutral. Bare-metal groups have no dir: each BE group is its own level.
+ */
 struct be_targets {
-	char top[64][PLAN_CGROUP_MAX]; /* besteffort, or each BE group */
-	size_t nr_top;
+	char dir[PLAN_CGROUP_MAX]; /* the besteffort dir, "" without one */
 	bool k8s; /* a besteffort dir exists */
+	bool per_pod; /* a protected pod is in the dir: the pods are koordinator's level */
+	bool at_dir; /* hold the dir (koordinator's level) */
+	bool at_pods; /* hold each pod in pods[] on its own cgroup */
+	struct be_target {
+		const struct snap_pod *sp; /* borrowed: this tick */
+		const char *cgroup; /* its cgroup; one per cgroup a bare-metal group's glob matched */
+	} pods[STRAT_MAX_BE_PODS];
+	size_t nr_pods;
+	bool overflow; /* more than STRAT_MAX_BE_PODS: pods[] is not all of them */
 };
 
-/* The besteffort dir when the snapshot has one, else every active BE bare-metal group. */
-void strat_be_targets(const struct snapshot *snap, struct be_targets *t);
-/* BE pod dirs below the besteffort dir (the level koordinator walks), or a BE group. */
-bool strat_is_be_child(const struct be_targets *t, const struct snap_pod *sp);
+/* This tick's targets: the besteffort dir or, with a protected pod in it, the BE pods. */
+void strat_be_targets(const struct strategy_input *in, struct be_targets *t);
+/* Some level to hold back. */
+bool strat_be_targets_any(const struct be_targets *t);
 /*
- * The cpuset on the whole BE tree, parents and children alike (v1 refuses a parent narrower
- * than its children). kubelet static: only containers get @cpus, the besteffort and pod dirs
- * keep @full (runc conflicts, koordinator issues #546/#556).
+ * The cpuset on the held-back tree (v1 refuses a parent narrower than its children). At the
+ * dir level every pod of the BE tree is below @cpus; at the pod level only the BE pods are,
+ * and the dir keeps the full BE set (strat_be_full) so a protected pod can have more. kubelet static: only containers
+ * get @cpus, the besteffort and pod dirs keep @full (runc conflicts, koordinator #546/#556).
  */
-int strat_plan_be_cpusets(struct plan *p, const struct snapshot *snap, const struct be_targets *t,
-			  bool kubelet_static, const struct cpumask *cpus,
-			  const struct cpumask *full, const char *why);
-/* One knob value on every top dir. */
+int strat_plan_be_cpusets(struct plan *p, const struct strategy_input *in,
+			  const struct be_targets *t, bool kubelet_static,
+			  const struct cpumask *cpus, const struct cpumask *full, const char *why);
+/* One knob value on the held levels: the dir (at_dir) and each BE pod (at_pods). */
 int strat_plan_top(struct plan *p, const struct be_targets *t, enum plan_knob knob,
 		   const struct plan_value *v, const char *why);
 

@@ -23,7 +23,9 @@ struct suppress_state {
 	enum suppress_policy policy;
 	unsigned int cur_cpus; /* last decided BE cpuset size, 0 = none yet */
 	struct cpumask last_cpus;
-	int64_t cur_quota; /* last decided quota, -1 = none yet */
+	int64_t cur_quota; /* last decided quota (the total at the pod level), -1 = none yet */
+	bool per_pod; /* the last tick suppressed BE pods one by one (a Mid+LS pod was there) */
+	struct be_targets *t; /* this tick's, kept here so that decide() needs no large stack */
 };
 
 static int64_t max3(int64_t a, int64_t b, int64_t c)
@@ -44,8 +46,11 @@ int64_t suppress_be_budget_milli(const struct strategy_input *in)
 		int64_t used = sp->st.has_cpu ? (int64_t)(sp->st.cpu_cores * 1000.0 + 0.5) : 0;
 
 		all += used;
-		/* pods with metrics but no pod object count as non-BE, like koordinator */
-		if (!strat_pod_is_be(sp->pod))
+		/*
+		 * pods with metrics but no pod object count as non-BE, like koordinator; so does
+		 * a protected Mid+LS pod, which suppress never touches
+		 */
+		if (!sp->pod || !strat_pod_suppressed(in->cfg, sp->pod))
 			non_be += used;
 	}
 	reserved = (int64_t)in->cfg->node_reserved_milli;
@@ -235,13 +240,40 @@ int64_t suppress_cfs_quota(int64_t budget_milli, unsigned int nr_cpus, int64_t c
 	return q;
 }
 
+/*
+ * The levels of this tick. Going back to the dir (the Mid+LS pod left), one tick suppresses at
+ * both: the actuator tightens children before parents, so the dir takes its quota while the
+ * pods still hold theirs (each below it, as v1 requires), and the pods are let go only on the
+ * next tick. Coming in, the dir is let go at once: its quota would refuse the Mid+LS pod's own
+ * mid-cpu limit, and the pods' limits are written in the same pass.
+ */
+static void set_levels(struct suppress_state *st, struct be_targets *t)
+{
+	if (!t->k8s)
+		return;
+	t->at_pods = t->per_pod || st->per_pod;
+	st->per_pod = t->per_pod;
+}
+
+/*
+ * Quota -1 on the level a policy without quota suppresses: the besteffort dir (also when the
+ * pods are the level: a BE pod's own quota stays extended_resource's), else each BE group.
+ */
+static int plan_no_quota(struct plan *p, const struct be_targets *t, const char *why)
+{
+	struct plan_value unlimited = { .quota_us = -1 };
+
+	if (t->k8s)
+		return plan_set(p, t->dir, PLAN_KNOB_CFS_QUOTA, &unlimited, "%s", why);
+	return strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, why);
+}
+
 /* @hold: no usage this tick, keep the last decision rather than let the knob be released */
 static int decide_cpuset(struct suppress_state *st, const struct strategy_input *in,
 			 const struct be_targets *t, int64_t budget, bool hold, struct plan *p,
 			 struct strategy_report *rep)
 {
 	struct cpumask allowed, lse, lsr, full, cpus;
-	struct plan_value unlimited = { .quota_us = -1 };
 	char why[PLAN_WHY_MAX];
 	unsigned int n;
 	int err;
@@ -261,11 +293,10 @@ static int decide_cpuset(struct suppress_state *st, const struct strategy_input 
 		snprintf(why, sizeof(why), "suppress cpuset: budget %lldm -> %u cpus",
 			 (long long)budget, st->cur_cpus);
 	}
-	err = strat_plan_be_cpusets(p, in->snap, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC,
-				    &cpus, &full, why);
+	err = strat_plan_be_cpusets(p, in, t, in->cfg->kubelet_policy == KUBELET_CPU_STATIC, &cpus,
+				    &full, why);
 	if (!err)
-		err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited,
-				     "suppress cpuset: no quota");
+		err = plan_no_quota(p, t, "suppress cpuset: no quota");
 	rep->has_be_cpus = true;
 	rep->be_cpus = cpus;
 	return err;
@@ -278,7 +309,48 @@ static int restore_cpusets(const struct strategy_input *in, const struct be_targ
 	struct cpumask full;
 
 	strat_be_full(in, &full);
-	return strat_plan_be_cpusets(p, in->snap, t, false, &full, &full, why);
+	return strat_plan_be_cpusets(p, in, t, false, &full, &full, why);
+}
+
+/* A pod's weight in the quota split: its extended cpu request, else its usage (milli). */
+static int64_t split_weight(const struct snap_pod *sp)
+{
+	int64_t w = pod__ext_cpu_request(sp->pod);
+
+	if (w <= 0 && sp->st.has_cpu)
+		w = (int64_t)(sp->st.cpu_cores * 1000.0 + 0.5);
+	return w > 0 ? w : 0;
+}
+
+int64_t suppress_split_quota(int64_t total_us, int64_t weight, int64_t sum, size_t nr)
+{
+	int64_t q;
+
+	if (!nr)
+		return total_us;
+	/* nothing to weigh by: equal shares */
+	q = sum > 0 ? (int64_t)((double)total_us * (double)weight / (double)sum) :
+		      total_us / (int64_t)nr;
+	return q < CFS_MIN_QUOTA_US ? CFS_MIN_QUOTA_US : q;
+}
+
+/* The pod level of cfsQuota: each pod's part of the budget (bare-metal: all of it). */
+static int plan_pod_quotas(const struct be_targets *t, int64_t total_us, struct plan *p)
+{
+	struct plan_value v = { .period_us = CFS_PERIOD_US };
+	int64_t w[STRAT_MAX_BE_PODS], sum = 0;
+	int err = 0;
+
+	for (size_t i = 0; i < t->nr_pods; i++)
+		sum += w[i] = split_weight(t->pods[i].sp);
+	for (size_t i = 0; i < t->nr_pods && !err; i++) {
+		v.quota_us = t->k8s ? suppress_split_quota(total_us, w[i], sum, t->nr_pods) :
+				      total_us;
+		err = plan_set(p, t->pods[i].cgroup, PLAN_KNOB_CFS_QUOTA, &v,
+			       "suppress cfsQuota: %lld of %lld us", (long long)v.quota_us,
+			       (long long)total_us);
+	}
+	return err;
 }
 
 static int decide_quota(struct suppress_state *st, const struct strategy_input *in,
@@ -286,14 +358,21 @@ static int decide_quota(struct suppress_state *st, const struct strategy_input *
 			struct strategy_report *rep)
 {
 	struct plan_value v = { .period_us = CFS_PERIOD_US };
+	struct plan_value unlimited = { .quota_us = -1 };
 	char why[PLAN_WHY_MAX];
-	int err;
+	int err = 0;
 
 	v.quota_us = hold ? st->cur_quota :
 			    suppress_cfs_quota(budget, in->snap->node.nr_cpus, st->cur_quota);
 	st->cur_quota = v.quota_us;
 	snprintf(why, sizeof(why), "suppress cfsQuota: budget %lldm", (long long)budget);
-	err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &v, why);
+	if (t->at_dir)
+		err = plan_set(p, t->dir, PLAN_KNOB_CFS_QUOTA, &v, "%s", why);
+	else if (t->k8s)
+		err = plan_set(p, t->dir, PLAN_KNOB_CFS_QUOTA, &unlimited, "%s",
+			       "suppress cfsQuota: per BE pod, dir unlimited");
+	if (!err && t->at_pods)
+		err = plan_pod_quotas(t, v.quota_us, p);
 	if (!err)
 		err = restore_cpusets(in, t, p, "suppress cfsQuota: full BE cpuset");
 	rep->has_be_quota = true;
@@ -304,7 +383,6 @@ static int decide_quota(struct suppress_state *st, const struct strategy_input *
 static int decide_weight_idle(const struct strategy_input *in, const struct be_targets *t,
 			      struct plan *p)
 {
-	struct plan_value unlimited = { .quota_us = -1 };
 	struct plan_value v = { .shares = in->cfg->be_shares, .idle = true };
 	bool weight = in->cfg->suppress_policy == SUPPRESS_WEIGHT;
 	int err;
@@ -313,7 +391,7 @@ static int decide_weight_idle(const struct strategy_input *in, const struct be_t
 			     weight ? "suppress weight: low BE shares" :
 				      "suppress idle: SCHED_IDLE");
 	if (!err)
-		err = strat_plan_top(p, t, PLAN_KNOB_CFS_QUOTA, &unlimited, "suppress: no quota");
+		err = plan_no_quota(p, t, "suppress: no quota");
 	if (!err)
 		err = restore_cpusets(in, t, p, "suppress: full BE cpuset");
 	return err;
@@ -323,7 +401,7 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 			   struct strategy_report *rep)
 {
 	struct suppress_state *st = state;
-	struct be_targets t;
+	struct be_targets *t = st->t;
 	int64_t budget = 0;
 	bool hold;
 
@@ -333,19 +411,20 @@ static int suppress_decide(void *state, const struct strategy_input *in, struct 
 		st->cur_cpus = 0;
 		st->cur_quota = -1;
 	}
-	strat_be_targets(in->snap, &t);
-	if (!t.nr_top)
+	strat_be_targets(in, t);
+	set_levels(st, t);
+	if (!strat_be_targets_any(t))
 		return 0;
 	if (st->policy == SUPPRESS_WEIGHT || st->policy == SUPPRESS_IDLE)
-		return decide_weight_idle(in, &t, p);
+		return decide_weight_idle(in, t, p);
 	/* without node usage there is no budget: hold the last decision, if any */
 	hold = !in->snap->node.has_cpu_usage || !in->snap->node.nr_cpus;
 	if (!hold)
 		budget = suppress_be_budget_milli(in);
 	if (st->policy == SUPPRESS_CFS_QUOTA)
 		return hold && st->cur_quota <= 0 ? 0 :
-						    decide_quota(st, in, &t, budget, hold, p, rep);
-	return hold && !st->cur_cpus ? 0 : decide_cpuset(st, in, &t, budget, hold, p, rep);
+						    decide_quota(st, in, t, budget, hold, p, rep);
+	return hold && !st->cur_cpus ? 0 : decide_cpuset(st, in, t, budget, hold, p, rep);
 }
 
 static bool suppress_enabled(const struct slo_config *cfg)
@@ -359,6 +438,11 @@ static int suppress_init(const struct slo_config *cfg, void **ret)
 
 	if (!st)
 		return -ENOMEM;
+	st->t = calloc(1, sizeof(*st->t));
+	if (!st->t) {
+		free(st);
+		return -ENOMEM;
+	}
 	st->policy = cfg->suppress_policy;
 	st->cur_quota = -1;
 	*ret = st;
@@ -367,7 +451,12 @@ static int suppress_init(const struct slo_config *cfg, void **ret)
 
 static void suppress_fini(void *state)
 {
-	free(state);
+	struct suppress_state *st = state;
+
+	if (!st)
+		return;
+	free(st->t);
+	free(st);
 }
 
 const struct kqos_strategy cpu_suppress_strategy = {

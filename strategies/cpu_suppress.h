@@ -2,6 +2,7 @@
 #ifndef KQOS_STRATEGIES_CPU_SUPPRESS_H
 #define KQOS_STRATEGIES_CPU_SUPPRESS_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "strategy.h"
@@ -25,6 +26,12 @@ unsigned int suppress_cpuset_count(int64_t budget_milli, unsigned int nr_cpus, u
 void suppress_pick_cpuset(const struct topology *topo, const struct cpumask *allowed,
 			  const struct cpumask *lse, const struct cpumask *lsr, unsigned int n,
 			  struct cpumask *ret);
+
+/*
+ * kqos, the pod level of cfsQuota (a Mid+LS pod in the besteffort dir): a pod's part of
+ * @total_us, in proportion @weight/@sum (equal parts of @nr when @sum is 0), at least 2000.
+ */
+int64_t suppress_split_quota(int64_t total_us, int64_t weight, int64_t sum, size_t nr);
 
 /* Step 4b: new quota (us) from the budget and the current quota (-1 = unlimited/unknown). */
 int64_t suppress_cfs_quota(int64_t budget_milli, unsigned int nr_cpus, int64_t cur_quota);

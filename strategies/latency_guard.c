@@ -385,7 +385,7 @@ static int plan_step(const struct guard_state *st, const struct strategy_input *
 			cpumask_set(&cpus, (unsigned int)cpumask_last(&full));
 		if (cpumask_empty(&cpus))
 			return 0;
-		return strat_plan_be_cpusets(p, in->snap, t, false, &cpus, &cpus,
+		return strat_plan_be_cpusets(p, in, t, false, &cpus, &cpus,
 					     "latency guard: BE off the CPUs LS waited on");
 	case GUARD_STEP_QUOTA:
 		v.quota_us = (int64_t)CFS_PERIOD_US * g->quota_pct / 100;
@@ -405,12 +405,12 @@ static int plan_level(const struct guard_state *st, const struct strategy_input 
 	struct be_targets t;
 	int err = 0;
 
-	strat_be_targets(in->snap, &t);
+	strat_be_targets(in, &t);
 	for (unsigned int i = 0; i < st->level && i < g->nr_ladder && !err; i++) {
 		if (banned(st, g->ladder[i], in->now_ns))
 			continue;
 		rep->steps |= 1U << g->ladder[i];
-		if (t.nr_top)
+		if (strat_be_targets_any(&t))
 			err = plan_step(st, in, &t, g->ladder[i], p);
 	}
 	return err;
@@ -438,8 +438,8 @@ static int plan_reserve(const struct strategy_input *in, struct plan *r)
 	struct be_targets t;
 	int err = 0;
 
-	strat_be_targets(in->snap, &t);
-	for (unsigned int i = 0; i < g->nr_ladder && t.nr_top && !err; i++)
+	strat_be_targets(in, &t);
+	for (unsigned int i = 0; i < g->nr_ladder && strat_be_targets_any(&t) && !err; i++)
 		err = plan_step(&all, in, &t, g->ladder[i], r);
 	return err;
 }

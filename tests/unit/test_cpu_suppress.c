@@ -368,3 +368,225 @@ Test(cpu_suppress, bare_metal_groups_are_their_own_level)
 	cr_assert_eq(entry("/be", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 2000);
 	cr_assert_null(plan_find(&plan, "/ls", PLAN_KNOB_CFS_QUOTA));
 }
+
+/* ---- Mid+LS inside besteffort ----------------------------------------------------------- */
+
+static struct pod_container pctrs[8];
+
+/* A Mid pod in the besteffort dir (the webhook made it BestEffort), with a batch-cpu request. */
+static struct pod *mkmid(int i, enum pod_qos raw)
+{
+	struct pod *p = mkpod(i, raw, POD_K8S_QOS_BESTEFFORT, NULL);
+
+	p->prio_raw = p->prio = POD_PRIO_MID;
+	return p;
+}
+
+static void request(struct pod *p, int i, int64_t batch_milli)
+{
+	pctrs[i] = (struct pod_container){ .name = "c" };
+	pod_res_init(&pctrs[i].requests);
+	pod_res_init(&pctrs[i].limits);
+	pctrs[i].requests.batch_cpu_milli = batch_milli;
+	p->containers = &pctrs[i];
+	p->nr_containers = 1;
+}
+
+static struct pod *request_be(int i, int64_t batch_milli)
+{
+	struct pod *p = mkpod(i, POD_QOS_BE, POD_K8S_QOS_BESTEFFORT, NULL);
+
+	p->prio_raw = p->prio = POD_PRIO_BATCH;
+	request(p, i, batch_milli);
+	return p;
+}
+
+#define BE     "/kubepods/besteffort"
+#define MIDLS  BE "/podu2"
+#define MIDLSC BE "/podu2/c2"
+
+/* node_10_ls_6_be_2 plus a Mid+LS pod using 1.5 cores, and a second BE pod (3000m, 0.5) */
+static void with_mid_ls(void)
+{
+	node_10_ls_6_be_2();
+	add(mkmid(2, POD_QOS_NONE), MIDLS, 1.5, MIDLSC);
+	request(&pods[1], 1, 1000);
+	add(request_be(3, 3000), BE "/podu3", 0.5, BE "/podu3/c3");
+	snap->node.cpu_cores_used = 10.0 + 1.5 + 0.5;
+}
+
+Test(cpu_suppress, budget_counts_mid_ls_as_non_be)
+{
+	with_mid_ls();
+	/* all pods 10.0, node 12.0 -> system 2000; non-BE 6000 + 1500 */
+	cr_assert_eq(budget(), 10400 - 7500 - 2000);
+	cfg.mid_ls_protected = false; /* koordinator: a BestEffort pod is BE */
+	cr_assert_eq(budget(), 10400 - 6000 - 2000);
+	/* Mid+BE is BE either way */
+	cfg.mid_ls_protected = true;
+	pods[2].qos_raw = POD_QOS_BE;
+	cr_assert_eq(budget(), 10400 - 6000 - 2000);
+}
+
+Test(cpu_suppress, split_quota_by_weight_floor_and_equal_parts)
+{
+	cr_assert_eq(suppress_split_quota(240000, 1000, 4000, 2), 60000);
+	cr_assert_eq(suppress_split_quota(240000, 3000, 4000, 2), 180000);
+	cr_assert_eq(suppress_split_quota(240000, 0, 0, 3), 80000, "nothing to weigh by");
+	cr_assert_eq(suppress_split_quota(2000, 1, 100, 2), 2000, "the 2000 us floor");
+}
+
+Test(cpu_suppress, cfs_quota_moves_to_each_be_pod_split_by_request)
+{
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	decide();
+	/* budget 900m -> 90000 us, split 1000 : 3000 */
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1, "the dir is neutral");
+	cr_assert_eq(entry(BE "/podu1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 22500);
+	cr_assert_eq(entry(BE "/podu3", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 67500);
+	cr_assert_eq(entry(BE "/podu3", PLAN_KNOB_CFS_QUOTA)->v.period_us, 100000);
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_CFS_QUOTA), "Mid+LS is not suppressed");
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_CPUSET));
+	cr_assert_null(plan_find(&plan, MIDLSC, PLAN_KNOB_CPUSET));
+	expect_cpuset(BE, "0-15");
+	expect_cpuset(BE "/podu1/c1", "0-15");
+	cr_assert(rep.has_be_quota);
+	cr_assert_eq(rep.be_quota_us, 90000);
+}
+
+Test(cpu_suppress, cfs_quota_split_falls_back_to_usage)
+{
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	pctrs[3].requests.batch_cpu_milli = POD_RES_UNSET; /* podu3: usage 0.5 core */
+	decide();
+	decide();
+	cr_assert_eq(entry(BE "/podu1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 60000);
+	cr_assert_eq(entry(BE "/podu3", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 30000);
+}
+
+Test(cpu_suppress, cpuset_moves_to_each_be_pod)
+{
+	with_mid_ls();
+	decide();
+	decide();
+	/* 900m -> 2 CPUs on the BE pods and their containers; the dir keeps the full set */
+	expect_cpuset(BE, "0-15");
+	expect_cpuset(BE "/podu1", "0,8");
+	expect_cpuset(BE "/podu1/c1", "0,8");
+	expect_cpuset(BE "/podu3/c3", "0,8");
+	cr_assert_null(plan_find(&plan, BE "/podu1", PLAN_KNOB_CFS_QUOTA),
+		       "a BE pod's own quota stays extended_resource's");
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_CPUSET));
+	cr_assert_null(plan_find(&plan, MIDLSC, PLAN_KNOB_CPUSET));
+	/* kubelet static: pod dirs stay full, containers narrow */
+	cfg.kubelet_policy = KUBELET_CPU_STATIC;
+	decide();
+	expect_cpuset(BE "/podu1", "0-15");
+	expect_cpuset(BE "/podu1/c1", "0,8");
+}
+
+Test(cpu_suppress, weight_and_idle_move_to_each_be_pod)
+{
+	cfg.suppress_policy = SUPPRESS_WEIGHT;
+	with_mid_ls();
+	decide();
+	decide();
+	cr_assert_eq(entry(BE "/podu1", PLAN_KNOB_SHARES)->v.shares, 2);
+	cr_assert_eq(entry(BE "/podu3", PLAN_KNOB_SHARES)->v.shares, 2);
+	cr_assert_null(plan_find(&plan, BE, PLAN_KNOB_SHARES), "the dir keeps kubelet's shares");
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_SHARES));
+	cfg.suppress_policy = SUPPRESS_IDLE;
+	decide();
+	cr_assert(entry(BE "/podu1", PLAN_KNOB_IDLE)->v.idle);
+	cr_assert_null(plan_find(&plan, BE, PLAN_KNOB_IDLE), "Mid+LS must not be SCHED_IDLE");
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_IDLE));
+}
+
+Test(cpu_suppress, mid_be_is_suppressed_with_the_be_pods)
+{
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	add(mkmid(4, POD_QOS_BE), BE "/podu4", 0.0, NULL);
+	request(&pods[4], 4, 4000);
+	decide();
+	decide();
+	/* 90000 over 1000 : 3000 : 4000 */
+	cr_assert_eq(entry(BE "/podu4", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 45000);
+}
+
+Test(cpu_suppress, mid_ls_unprotected_is_suppressed_with_the_dir)
+{
+	cfg.mid_ls_protected = false;
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	decide();
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 240000);
+	cr_assert_null(plan_find(&plan, BE "/podu1", PLAN_KNOB_CFS_QUOTA));
+	cr_assert_null(plan_find(&plan, MIDLS, PLAN_KNOB_CFS_QUOTA));
+	expect_cpuset(MIDLSC, "0-15"); /* the whole BE tree, koordinator's walk */
+}
+
+/*
+ * Going back when the Mid+LS pod leaves: one tick suppresses at both levels (the dir tightens
+ * after its pods, which keep their parts), the next lets the pods go. At no tick is a BE pod
+ * without a limit on some level.
+ */
+Test(cpu_suppress, switch_back_to_the_dir_keeps_be_suppressed)
+{
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	decide();
+	decide();
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	pods[2].is_active = false; /* the Mid+LS pod is gone */
+	snap->pods[2].st.cpu_cores = 0.0;
+	snap->node.cpu_cores_used = 10.5;
+	decide();
+	/* budget 10400 - 6000 - 2000 = 2400; capped at +10 % of the node over the total */
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 240000);
+	cr_assert_eq(entry(BE "/podu1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 60000);
+	cr_assert_eq(entry(BE "/podu3", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 180000);
+	decide();
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 240000);
+	cr_assert_null(plan_find(&plan, BE "/podu1", PLAN_KNOB_CFS_QUOTA),
+		       "released: the actuator restores the pod's own value");
+	cr_assert_null(plan_find(&plan, BE "/podu3", PLAN_KNOB_CFS_QUOTA));
+}
+
+/* Coming in: the dir is let go in the same tick that the pods get their parts. */
+Test(cpu_suppress, switch_to_pods_in_one_tick)
+{
+	cfg.suppress_policy = SUPPRESS_CFS_QUOTA;
+	with_mid_ls();
+	pods[2].is_active = false;
+	decide();
+	cr_assert_gt(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, 0);
+	cr_assert_null(plan_find(&plan, BE "/podu1", PLAN_KNOB_CFS_QUOTA));
+	pods[2].is_active = true;
+	decide();
+	cr_assert_eq(entry(BE, PLAN_KNOB_CFS_QUOTA)->v.quota_us, -1);
+	cr_assert_gt(entry(BE "/podu1", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 0);
+	cr_assert_gt(entry(BE "/podu3", PLAN_KNOB_CFS_QUOTA)->v.quota_us, 0);
+}
+
+/* cpuset going back: the dir-level plan already covers the pods, so one tick is enough. */
+Test(cpu_suppress, cpuset_switch_back)
+{
+	with_mid_ls();
+	decide();
+	decide();
+	expect_cpuset(BE, "0-15");
+	pods[2].is_active = false;
+	snap->pods[2].st.cpu_cores = 0.0;
+	snap->node.cpu_cores_used = 10.5;
+	decide();
+	expect_cpuset(BE, "0-1,8");
+	expect_cpuset(BE "/podu1", "0-1,8");
+	decide();
+	expect_cpuset(BE, "0-1,8");
+	expect_cpuset(BE "/podu1", "0-1,8");
+	expect_cpuset(BE "/podu1/c1", "0-1,8");
+}
