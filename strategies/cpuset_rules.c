@@ -108,7 +108,8 @@ static enum rule pod_rule(const struct strategy_input *in, const struct pod *pod
 		*ret = in->cfg->system_cpus;
 		return RULE_SYSTEM;
 	}
-	if (pod->qos_raw == POD_QOS_LS) {
+	/* Mid+LS is LS although the webhook made it BestEffort; Mid+BE goes on as BE */
+	if (pod->qos_raw == POD_QOS_LS || pod__is_mid_ls(pod)) {
 		*ret = pools->ls;
 		return RULE_LS;
 	}

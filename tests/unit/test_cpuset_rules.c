@@ -243,6 +243,32 @@ Test(cpuset_rules, table)
 	cr_assert_null(plan_find(&plan, "/kubepods/podu1", PLAN_KNOB_CFS_QUOTA));
 }
 
+/* Priority+QoS: Mid+LS (BestEffort by the webhook) takes the LS pool, Mid+BE the BE rules. */
+Test(cpuset_rules, mid_ls_takes_the_ls_pool_mid_be_inherits)
+{
+	struct pod *mid_ls, *mid_be, *batch_ls;
+
+	lse_lsr();
+	mid_ls = mkpod(2, POD_QOS_NONE, POD_K8S_QOS_BESTEFFORT, NULL);
+	mid_ls->prio_raw = mid_ls->prio = POD_PRIO_MID;
+	mid_be = mkpod(3, POD_QOS_BE, POD_K8S_QOS_BESTEFFORT, NULL);
+	mid_be->prio_raw = mid_be->prio = POD_PRIO_MID;
+	batch_ls = mkpod(4, POD_QOS_NONE, POD_K8S_QOS_BESTEFFORT, NULL);
+	batch_ls->prio_raw = batch_ls->prio = POD_PRIO_BATCH;
+	add(mid_ls, "/kubepods/besteffort/podu2", "/kubepods/besteffort/podu2/c2");
+	add(mid_be, "/kubepods/besteffort/podu3", "/kubepods/besteffort/podu3/c3");
+	add(batch_ls, "/kubepods/besteffort/podu4", "/kubepods/besteffort/podu4/c4");
+	decide();
+	expect_cpuset("/kubepods/besteffort/podu2/c2", "3-7,11-15");
+	expect_cpuset("/kubepods/besteffort/podu3/c3", NULL);
+	/* koord-batch/LS is valid but not Mid: a BestEffort pod inherits, as before */
+	expect_cpuset("/kubepods/besteffort/podu4/c4", NULL);
+	/* an invalid pair (koord-mid/LSR) goes by its QoS alone */
+	mid_ls->qos_raw = POD_QOS_LSR;
+	decide();
+	expect_cpuset("/kubepods/besteffort/podu2/c2", NULL);
+}
+
 Test(cpuset_rules, numa_bound_pods)
 {
 	struct pod *ls = mkpod(0, POD_QOS_LS, POD_K8S_QOS_BURSTABLE, NULL);
