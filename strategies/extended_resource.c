@@ -11,7 +11,6 @@
  *          defaults).
  */
 #include <math.h>
-#include <stddef.h>
 #include <stdio.h>
 
 #include "common.h"
@@ -42,7 +41,7 @@ int64_t ext_milli_to_quota(int64_t milli)
 
 struct tier {
 	const char *why_pod, *why_ctr;
-	size_t cpu_off, mem_off; /* the tier's fields in struct pod_res */
+	enum pod_tier res; /* which names it reads */
 	bool (*takes)(const struct pod *pod);
 	bool (*enabled)(const struct slo_config *cfg);
 };
@@ -75,36 +74,10 @@ static bool mid_on(const struct slo_config *cfg)
  * tier's values win the tie (the first writer keeps a knob).
  */
 static const struct tier tiers[] = {
-	{ "mid resources: pod", "mid resources: container", offsetof(struct pod_res, mid_cpu_milli),
-	  offsetof(struct pod_res, mid_memory_bytes), takes_mid, mid_on },
-	{ "batch resources: pod", "batch resources: container",
-	  offsetof(struct pod_res, batch_cpu_milli), offsetof(struct pod_res, batch_memory_bytes),
-	  takes_batch, batch_on },
+	{ "mid resources: pod", "mid resources: container", POD_TIER_MID, takes_mid, mid_on },
+	{ "batch resources: pod", "batch resources: container", POD_TIER_BATCH, takes_batch,
+	  batch_on },
 };
-
-static int64_t res_at(const struct pod_res *r, size_t off)
-{
-	return *(const int64_t *)((const char *)r + off);
-}
-
-/* A container's request/limit of one tier (pod__ctr_res: the spec, else the annotation). */
-struct tier_res {
-	int64_t req_cpu, lim_cpu, lim_mem;
-	bool any;
-};
-
-static void container_res(const struct tier *t, const struct pod *pod,
-			  const struct pod_container *c, struct tier_res *r)
-{
-	struct pod_res req, lim;
-
-	pod__ctr_res(pod, c, &req, &lim);
-	r->req_cpu = res_at(&req, t->cpu_off);
-	r->lim_cpu = res_at(&lim, t->cpu_off);
-	r->lim_mem = res_at(&lim, t->mem_off);
-	r->any = r->req_cpu != POD_RES_UNSET || r->lim_cpu != POD_RES_UNSET ||
-		 r->lim_mem != POD_RES_UNSET || res_at(&req, t->mem_off) != POD_RES_UNSET;
-}
 
 static int64_t quota_of(const struct strategy_input *in, const struct pod *pod, int64_t milli)
 {
@@ -133,37 +106,26 @@ static int plan_level(struct plan *p, const struct strategy_input *in, const str
 	return err;
 }
 
+/* The pod level from koordinator's sums (-1 where a container has no limit), then each container. */
 static int plan_pod(const struct tier *t, struct plan *p, const struct strategy_input *in,
 		    const struct snap_pod *sp)
 {
 	const struct pod *pod = sp->pod;
-	int64_t req = 0, lim = 0, mem = 0;
-	bool any = false, lim_all = true, mem_all = true;
-	struct tier_res r;
+	struct pod_tier_res r;
 	int err = 0;
 
-	for (size_t i = 0; i < pod->nr_containers; i++) {
-		container_res(t, pod, &pod->containers[i], &r);
-		any = any || r.any;
-		req += r.req_cpu > 0 ? r.req_cpu : 0;
-		lim_all = lim_all && r.lim_cpu > 0;
-		lim += r.lim_cpu > 0 ? r.lim_cpu : 0;
-		mem_all = mem_all && r.lim_mem > 0;
-		mem += r.lim_mem > 0 ? r.lim_mem : 0;
-	}
-	if (!any)
+	if (!pod__tier_sum(pod, t->res, &r))
 		return 0; /* nothing happens without the tier's resources */
-	/* -1 (unlimited) if any container has no positive limit */
-	err = plan_level(p, in, pod, sp->cgroup, ext_milli_to_shares(req), lim_all ? lim : -1,
-			 mem_all ? mem : -1, t->why_pod);
+	err = plan_level(p, in, pod, sp->cgroup, ext_milli_to_shares(r.req_cpu_milli),
+			 r.lim_cpu_milli, r.lim_memory_bytes, t->why_pod);
 	for (size_t c = 0; c < sp->nr_ctrs && !err; c++) {
 		const struct snap_container *sc = &sp->ctrs[c];
 
 		if (!sc->cgroup || !sc->spec)
 			continue;
-		container_res(t, pod, sc->spec, &r);
-		err = plan_level(p, in, pod, sc->cgroup, ext_milli_to_shares(r.req_cpu), r.lim_cpu,
-				 r.lim_mem, t->why_ctr);
+		pod__ctr_tier(pod, sc->spec, t->res, &r);
+		err = plan_level(p, in, pod, sc->cgroup, ext_milli_to_shares(r.req_cpu_milli),
+				 r.lim_cpu_milli, r.lim_memory_bytes, t->why_ctr);
 	}
 	return err;
 }

@@ -17,9 +17,11 @@ extern char **environ;
 #include <sys/wait.h>
 
 #include <criterion/criterion.h>
+#include <jansson.h>
 
 #include "export.h"
 #include "export_prom.h"
+#include "snapjson.h"
 #include "test_export_snap.h"
 
 static char dir[64];
@@ -234,11 +236,69 @@ Test(export_prom, help_and_type_for_every_family_counters_by_full_name)
 	snapshot__put(s);
 }
 
+/* The snapshot JSON: each pod's priority+QoS class and its mid (and batch) pod-level sums. */
+Test(snapjson, priority_qos_class_and_mid_resources)
+{
+	static struct pod_container c[2] = { { .name = "worker" }, { .name = "helper" } };
+	struct snapshot *s;
+	json_t *root, *pods, *p, *mid;
+	char *text;
+	size_t i;
+
+	for (int k = 0; k < 2; k++) {
+		pod_res_init(&c[k].requests);
+		pod_res_init(&c[k].limits);
+	}
+	c[0].requests.mid_cpu_milli = 1000;
+	c[0].limits.mid_cpu_milli = 1500;
+	c[0].limits.mid_memory_bytes = 1 << 30;
+	c[1].requests.mid_cpu_milli = 250;
+	c[1].limits.mid_memory_bytes = 1 << 20; /* no cpu limit: the pod's is unlimited */
+	snap_fx_pods[1].containers = c;
+	snap_fx_pods[1].nr_containers = 2;
+	s = snap_fx_rich(1);
+	text = snapjson_format(s, NULL, false);
+	cr_assert_not_null(text);
+	root = json_loads(text, 0, NULL);
+	cr_assert_not_null(root, "%s", text);
+	pods = json_object_get(root, "pods");
+	json_array_foreach(pods, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		const char *pq = json_string_value(json_object_get(p, "priority_qos_class"));
+
+		cr_assert_not_null(pq, "%s", name);
+		if (!strcmp(name, "web-0"))
+			cr_expect_str_eq(pq, "koord-prod/LS");
+		if (!strcmp(name, "db-4"))
+			cr_expect_str_eq(pq, "", "koord-batch/LSR is invalid");
+		if (strcmp(name, "batch-1")) {
+			cr_expect_null(json_object_get(p, "mid_resources"), "%s", name);
+			continue;
+		}
+		cr_expect_str_eq(pq, "koord-mid/BE");
+		mid = json_object_get(p, "mid_resources");
+		cr_assert_not_null(mid, "%s", text);
+		cr_expect_eq(json_integer_value(json_object_get(json_object_get(mid, "requests"),
+								"cpu_milli")),
+			     1250);
+		cr_expect_null(json_object_get(json_object_get(mid, "limits"), "cpu_milli"),
+			       "a container without a limit: unlimited, absent");
+		cr_expect_eq(json_integer_value(json_object_get(json_object_get(mid, "limits"),
+								"memory_bytes")),
+			     (1 << 30) + (1 << 20));
+		cr_expect_null(json_object_get(p, "batch_resources"));
+	}
+	json_decref(root);
+	free(text);
+	snapshot__put(s);
+}
+
 Test(export_prom, values_units_and_labels)
 {
 	struct snapshot *s = snap_fx_rich(1);
 	char *text = render(s);
-	const char *web = "pod=\"web-0\",namespace=\"shop\",qos_class=\"LS\"";
+	const char *web = "pod=\"web-0\",namespace=\"shop\",qos_class=\"LS\","
+			  "priority_qos_class=\"koord-prod/LS\"";
 	char want[512];
 
 	/* 12.5e9 * 3 ns = 37.5 s */
@@ -246,7 +306,7 @@ Test(export_prom, values_units_and_labels)
 	cr_assert_not_null(strstr(text, want), "%s", text);
 	snprintf(want, sizeof(want),
 		 "kqos_container_cpu_seconds_total{pod=\"web-0\",namespace=\"shop\","
-		 "container=\"web\",qos_class=\"LS\"} 25\n");
+		 "container=\"web\",qos_class=\"LS\",priority_qos_class=\"koord-prod/LS\"} 25\n");
 	cr_assert_not_null(strstr(text, want));
 	/* first bucket 2^10 ns, last 2^33 ns, +Inf = count = rq_waits_total = 3024 */
 	snprintf(want, sizeof(want),
@@ -270,9 +330,13 @@ Test(export_prom, values_units_and_labels)
 	snprintf(want, sizeof(want), "kqos_pod_pmu_scaling_ratio{%s,event=\"cycles\"} 0.5\n", web);
 	cr_assert_not_null(strstr(text, want));
 	/* bare-metal group and cgroups outside pods */
-	cr_assert_not_null(strstr(text,
-				  "kqos_pod_cpu_seconds_total{pod=\"batchgrp\",namespace="
-				  "\"bare-metal\",qos_class=\"BE\",cgroup=\"/batch.slice\"} "));
+	cr_assert_not_null(strstr(text, "kqos_pod_cpu_seconds_total{pod=\"batchgrp\",namespace="
+					"\"bare-metal\",qos_class=\"BE\",priority_qos_class="
+					"\"koord-batch/BE\",cgroup=\"/batch.slice\"} "));
+	/* the priority+QoS class of each pod; "" for an invalid pair */
+	cr_assert_not_null(strstr(text, "namespace=\"jobs\",qos_class=\"BE\","
+					"priority_qos_class=\"koord-mid/BE\"}"));
+	cr_assert_not_null(strstr(text, "qos_class=\"LSR\",priority_qos_class=\"\"}"), "%s", text);
 	cr_assert_not_null(strstr(text, "kqos_cgroup_cpu_seconds_total{cgroup=\"/system.slice/"
 					"sshd.service\"} "));
 	/* resctrl: pod group with its pod, class group with its class, per cache id */
@@ -575,7 +639,7 @@ Test(export_prom, node_exporter_reads_the_textfile)
 	cr_assert_not_null(
 		strstr(body,
 		       "kqos_pod_cpu_seconds_total{cgroup=\"\",namespace=\"shop\",pod=\"web-0\","
-		       "qos_class=\"LS\"} 37.5\n"),
+		       "priority_qos_class=\"koord-prod/LS\",qos_class=\"LS\"} 37.5\n"),
 		"%s", body);
 	cr_assert_not_null(strstr(body, "kqos_pod_runqueue_latency_seconds_bucket{"));
 	cr_assert_not_null(strstr(body, "kqos_resctrl_llc_occupancy_bytes{"));

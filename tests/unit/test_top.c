@@ -137,7 +137,7 @@ Test(top, batch_table_matches_the_snapshot_json)
 	json_array_foreach(json_object_get(root, "pods"), i, pod) {
 		const json_t *stats = json_object_get(pod, "stats");
 		const json_t *cpu = json_object_get(stats, "cpu_cores");
-		const char *ns = json_string_value(json_object_get(pod, "namespace"));
+		const char *ns = json_string_value(json_object_get(pod, "namespace")), *pq;
 		char name[128];
 
 		if (json_is_true(json_object_get(pod, "bare_metal")))
@@ -153,6 +153,10 @@ Test(top, batch_table_matches_the_snapshot_json)
 		field(l, 1, cell, sizeof(cell));
 		cr_assert_str_eq(cell, json_string_value(json_object_get(pod, "qos_class")));
 		field(l, 2, cell, sizeof(cell));
+		pq = json_string_value(json_object_get(pod, "priority_qos_class"));
+		cr_assert_not_null(pq, "%s: no priority_qos_class", name);
+		cr_assert_str_eq(cell, *pq ? pq : "-", "%s PRIO/QOS", name);
+		field(l, 3, cell, sizeof(cell));
 		if (cpu)
 			snprintf(want, sizeof(want), "%.2f", json_real_value(cpu));
 		else
@@ -161,27 +165,27 @@ Test(top, batch_table_matches_the_snapshot_json)
 	}
 	/* web-0: p99 1.2 ms, throttled 10 %, CPI 1.5, its own resctrl group: 6 MiB, 100 MB/s */
 	l = row_line(out, "shop/web-0");
-	field(l, 3, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "1.2ms");
 	field(l, 4, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "10.0");
+	cr_assert_str_eq(cell, "1.2ms");
 	field(l, 5, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "1.50");
+	cr_assert_str_eq(cell, "10.0");
 	field(l, 6, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "6.0");
+	cr_assert_str_eq(cell, "1.50");
 	field(l, 7, cell, sizeof(cell));
+	cr_assert_str_eq(cell, "6.0");
+	field(l, 8, cell, sizeof(cell));
 	cr_assert_str_eq(cell, "100.0");
-	field(l, 9, cell, sizeof(cell));
+	field(l, 10, cell, sizeof(cell));
 	cr_assert_str_eq(cell, "kqos-pod-web-0");
 	/* batch-1: no PMU -> CPI '-'; BE -> the BE cpuset and the class group, no LLC of its own */
 	l = row_line(out, "jobs/batch-1");
-	field(l, 5, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "-");
 	field(l, 6, cell, sizeof(cell));
 	cr_assert_str_eq(cell, "-");
-	field(l, 8, cell, sizeof(cell));
-	cr_assert_str_eq(cell, "2-3");
+	field(l, 7, cell, sizeof(cell));
+	cr_assert_str_eq(cell, "-");
 	field(l, 9, cell, sizeof(cell));
+	cr_assert_str_eq(cell, "2-3");
+	field(l, 10, cell, sizeof(cell));
 	cr_assert_str_eq(cell, "kqos-BE");
 	/* sorted by CPU, highest first: web-0 (1.5 cores) is the first row */
 	l = strstr(out, "NAME ");
@@ -298,8 +302,8 @@ Test(top, live_view_in_tmux_sorts_filters_folds_pauses)
 	tmux("send-keys -t kt '>'");
 	s = wait_screen("sort RQ_P99 desc", false);
 	free(s);
-	/* < < : back to CPU then CLASS; I inverts */
-	tmux("send-keys -t kt '<' '<' I");
+	/* < < < : back to CPU, PRIO/QOS, then CLASS; I inverts */
+	tmux("send-keys -t kt '<' '<' '<' I");
 	s = wait_screen("sort CLASS asc", false);
 	/* class ascending: BE before LS; cgroups outside pods ('-') sort first */
 	cr_assert_lt(strstr(s, "jobs/batch-1"), strstr(s, "shop/web-0"), "%s", s);

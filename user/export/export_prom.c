@@ -154,23 +154,26 @@ static int pod_entities(struct render *r, const struct snap_pod *p)
 	const struct pod *pod = p->pod;
 	const char *name = pod->name ? pod->name : pod->uid;
 	const char *ns = pod->namespace ? pod->namespace : "";
+	/* "" for an invalid pair, as in the snapshot: the label is then empty */
+	const char *pq = pod_pq_name(pod__pq(pod));
 	int err;
 
 	if (pod->is_static)
 		err = add_entity(r, SCOPE_POD,
 				 labels_of("pod", name, "namespace", ns, "qos_class",
-					   qos_label(pod), "cgroup", p->cgroup ? p->cgroup : "",
-					   NULL),
+					   qos_label(pod), "priority_qos_class", pq, "cgroup",
+					   p->cgroup ? p->cgroup : "", NULL),
 				 &p->st);
 	else
 		err = add_entity(r, SCOPE_POD,
 				 labels_of("pod", name, "namespace", ns, "qos_class",
-					   qos_label(pod), NULL),
+					   qos_label(pod), "priority_qos_class", pq, NULL),
 				 &p->st);
 	for (size_t i = 0; !err && i < p->nr_ctrs; i++)
 		err = add_entity(r, SCOPE_CONTAINER,
 				 labels_of("pod", name, "namespace", ns, "container",
-					   p->ctrs[i].name, "qos_class", qos_label(pod), NULL),
+					   p->ctrs[i].name, "qos_class", qos_label(pod),
+					   "priority_qos_class", pq, NULL),
 				 &p->ctrs[i].st);
 	return err;
 }

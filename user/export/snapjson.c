@@ -83,6 +83,29 @@ static json_t *ctr_json(const struct snapshot *s, const struct snap_container *c
 	return o;
 }
 
+/* A value kqos has, or nothing: -1 stands for unlimited in a limit, absent in a request. */
+static void set_res(json_t *o, const char *key, int64_t v)
+{
+	if (v != POD_RES_UNSET)
+		set_new(o, key, json_integer((json_int_t)v));
+}
+
+/* A tier's pod-level sums, as the cgroup translation uses them; NULL without the tier. */
+static json_t *tier_json(const struct pod *pod, enum pod_tier tier)
+{
+	struct pod_tier_res r;
+	json_t *req, *lim;
+
+	if (!pod__tier_sum(pod, tier, &r))
+		return NULL;
+	req = json_pack("{s:I, s:I}", "cpu_milli", (json_int_t)r.req_cpu_milli, "memory_bytes",
+			(json_int_t)r.req_memory_bytes);
+	lim = json_object();
+	set_res(lim, "cpu_milli", r.lim_cpu_milli);
+	set_res(lim, "memory_bytes", r.lim_memory_bytes);
+	return json_pack("{s:o, s:o}", "requests", req, "limits", lim);
+}
+
 static json_t *pod_json(const struct snapshot *s, const struct snap_pod *p)
 {
 	const struct pod *pod = p->pod;
@@ -102,6 +125,9 @@ static json_t *pod_json(const struct snapshot *s, const struct snap_pod *p)
 		return NULL;
 	if (pod->has_priority)
 		set_new(o, "priority", json_integer(pod->priority));
+	set_new(o, "priority_qos_class", json_string(pod_pq_name(pod__pq(pod))));
+	set_new(o, "batch_resources", tier_json(pod, POD_TIER_BATCH));
+	set_new(o, "mid_resources", tier_json(pod, POD_TIER_MID));
 	if (pod->res_status.state == POD_ANN_OK && pod->res_status.cpuset &&
 	    *pod->res_status.cpuset)
 		set_new(o, "cpuset_status", json_string(pod->res_status.cpuset));

@@ -1390,6 +1390,48 @@ int64_t pod__ext_cpu_request(const struct pod *pod)
 	return sum;
 }
 
+bool pod__ctr_tier(const struct pod *pod, const struct pod_container *c, enum pod_tier tier,
+		   struct pod_tier_res *ret)
+{
+	struct pod_res req, lim;
+	bool mid = tier == POD_TIER_MID;
+
+	pod__ctr_res(pod, c, &req, &lim);
+	ret->req_cpu_milli = mid ? req.mid_cpu_milli : req.batch_cpu_milli;
+	ret->lim_cpu_milli = mid ? lim.mid_cpu_milli : lim.batch_cpu_milli;
+	ret->req_memory_bytes = mid ? req.mid_memory_bytes : req.batch_memory_bytes;
+	ret->lim_memory_bytes = mid ? lim.mid_memory_bytes : lim.batch_memory_bytes;
+	return ret->req_cpu_milli != POD_RES_UNSET || ret->lim_cpu_milli != POD_RES_UNSET ||
+	       ret->req_memory_bytes != POD_RES_UNSET || ret->lim_memory_bytes != POD_RES_UNSET;
+}
+
+/* Σ of the positive values into *sum; *all stays true while every value is positive. */
+static void add_positive(int64_t v, int64_t *sum, bool *all)
+{
+	*all = *all && v > 0;
+	*sum += v > 0 ? v : 0;
+}
+
+bool pod__tier_sum(const struct pod *pod, enum pod_tier tier, struct pod_tier_res *ret)
+{
+	bool any = false, lim_all = true, mem_all = true, dummy = true;
+	struct pod_tier_res c;
+
+	*ret = (struct pod_tier_res){ 0 };
+	for (size_t i = 0; i < pod->nr_containers; i++) {
+		any = pod__ctr_tier(pod, &pod->containers[i], tier, &c) || any;
+		add_positive(c.req_cpu_milli, &ret->req_cpu_milli, &dummy);
+		add_positive(c.req_memory_bytes, &ret->req_memory_bytes, &dummy);
+		add_positive(c.lim_cpu_milli, &ret->lim_cpu_milli, &lim_all);
+		add_positive(c.lim_memory_bytes, &ret->lim_memory_bytes, &mem_all);
+	}
+	if (!lim_all)
+		ret->lim_cpu_milli = POD_RES_UNSET;
+	if (!mem_all)
+		ret->lim_memory_bytes = POD_RES_UNSET;
+	return any;
+}
+
 enum pod_qos pod__reconciler_qos(const struct pod *pod)
 {
 	if (pod->qos_raw == POD_QOS_NONE && pod->res_status.state == POD_ANN_OK &&

@@ -235,6 +235,28 @@ void pod__ctr_res(const struct pod *pod, const struct pod_container *c, struct p
 /* Σ of the positive batch-cpu and mid-cpu requests of a pod's containers (pod__ctr_res). */
 int64_t pod__ext_cpu_request(const struct pod *pod);
 
+/* The tiers of extended resources koordinator's webhook writes for native cpu/memory. */
+enum pod_tier {
+	POD_TIER_BATCH = 0, /* kubernetes.io/batch-cpu, batch-memory */
+	POD_TIER_MID, /* kubernetes.io/mid-cpu, mid-memory */
+};
+
+/* One tier's cpu (milli) and memory (bytes); -1 (POD_RES_UNSET) where absent or unlimited. */
+struct pod_tier_res {
+	int64_t req_cpu_milli, lim_cpu_milli;
+	int64_t req_memory_bytes, lim_memory_bytes;
+};
+
+/* A container's values of @tier (pod__ctr_res); false when it names none of them. */
+bool pod__ctr_tier(const struct pod *pod, const struct pod_container *c, enum pod_tier tier,
+		   struct pod_tier_res *ret);
+/*
+ * A pod's values of @tier as koordinator's hook sums them for the pod cgroup: requests are
+ * the sum of the positive ones (0 when none); a limit is the sum, or -1 (unlimited) when some
+ * container has no positive limit. False when no container names the tier.
+ */
+bool pod__tier_sum(const struct pod *pod, enum pod_tier tier, struct pod_tier_res *ret);
+
 /*
  * The class koordlet's runtime-hook reconciler uses (koordinator.md §1.2): qos_raw, except
  * that a pod without a class label but with a non-empty resource-status cpuset counts as LSR.

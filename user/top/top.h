@@ -15,6 +15,7 @@
 enum top_col {
 	COL_NAME,
 	COL_CLASS,
+	COL_PQ, /* priority+QoS class */
 	COL_CPU,
 	COL_RQ_P99,
 	COL_THR,
@@ -31,6 +32,7 @@ struct top_row {
 	char key[192]; /* stable identity across snapshots: uid, uid/container, cgroup path */
 	char name[160]; /* "namespace/pod", container name, or cgroup path */
 	char cls[8];
+	char pq[16]; /* "koord-mid/LS"; "" for an invalid pair or a cgroup outside pods */
 	bool has[NR_COLS];
 	double v[NR_COLS];
 	char cpuset[64];

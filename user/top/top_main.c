@@ -51,7 +51,7 @@ static void usage(FILE *f)
 		"  -b, --batch         print the table as text, no terminal control (like top -b)\n"
 		"  -n, --iterations N  with -b or --json: stop after N snapshots\n"
 		"      --json          print the raw snapshot JSON, one line per snapshot\n"
-		"  -f, --filter TEXT   show only rows whose name, class or group contains TEXT\n"
+		"  -f, --filter TEXT   show only rows whose name, class, priority+QoS class or group contains TEXT\n"
 		"      --standalone    no agent running: start a monitoring-only collector\n"
 		"                      (kqosd --dry-run next to this binary; needs root)\n"
 		"      --check         health check: exit 0 if kqosd answers within the timeout\n"

@@ -17,11 +17,12 @@ static const struct {
 	const char *name;
 	int width; /* 0 = the rest of the line */
 } cols[NR_COLS] = {
-	[COL_NAME] = { "NAME", 36 },	 [COL_CLASS] = { "CLASS", 6 },
-	[COL_CPU] = { "CPU", 6 },	 [COL_RQ_P99] = { "RQ_P99", 8 },
-	[COL_THR] = { "THR%", 6 },	 [COL_CPI] = { "CPI", 5 },
-	[COL_LLC] = { "LLC_MiB", 8 },	 [COL_MBPS] = { "MB/s", 8 },
-	[COL_CPUSET] = { "CPUSET", 12 }, [COL_RDT] = { "RDT", 0 },
+	[COL_NAME] = { "NAME", 36 },	[COL_CLASS] = { "CLASS", 6 },
+	[COL_PQ] = { "PRIO/QOS", 14 },	[COL_CPU] = { "CPU", 6 },
+	[COL_RQ_P99] = { "RQ_P99", 8 }, [COL_THR] = { "THR%", 6 },
+	[COL_CPI] = { "CPI", 5 },	[COL_LLC] = { "LLC_MiB", 8 },
+	[COL_MBPS] = { "MB/s", 8 },	[COL_CPUSET] = { "CPUSET", 12 },
+	[COL_RDT] = { "RDT", 0 },
 };
 
 const char *top_col_name(enum top_col col)
@@ -139,6 +140,7 @@ static void pod_row(const json_t *root, const json_t *p, struct top_row *r)
 		snprintf(r->name, sizeof(r->name), "%s/%s", jstr(p, "namespace"), jstr(p, "name"));
 	sanitize(r->name);
 	snprintf(r->cls, sizeof(r->cls), "%s", *cls ? cls : "-");
+	snprintf(r->pq, sizeof(r->pq), "%s", jstr(p, "priority_qos_class"));
 	row_stats(r, json_object_get(p, "stats"));
 	/* what the cgroup runs on; else the scheduler's cpuset, or the BE cpuset kqos keeps */
 	if (*jstr(p, "cpuset"))
@@ -166,6 +168,7 @@ static void pod_row(const json_t *root, const json_t *p, struct top_row *r)
 		snprintf(k->name, sizeof(k->name), "%s", jstr(c, "name"));
 		sanitize(k->name);
 		snprintf(k->cls, sizeof(k->cls), "%s", r->cls);
+		snprintf(k->pq, sizeof(k->pq), "%s", r->pq);
 		row_stats(k, json_object_get(c, "stats"));
 		/* containers live in the pod's resctrl group, and its cpuset unless they say */
 		snprintf(k->cpuset, sizeof(k->cpuset), "%s",
@@ -344,6 +347,8 @@ static const char *text_of(const struct top_row *r, enum top_col c)
 {
 	if (c == COL_CLASS)
 		return r->cls;
+	if (c == COL_PQ)
+		return r->pq;
 	if (c == COL_CPUSET)
 		return r->cpuset;
 	if (c == COL_RDT)
@@ -351,13 +356,17 @@ static const char *text_of(const struct top_row *r, enum top_col c)
 	return r->name;
 }
 
+static bool is_text(enum top_col c)
+{
+	return c == COL_NAME || c == COL_CLASS || c == COL_PQ || c == COL_CPUSET || c == COL_RDT;
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct top_row *x = a, *y = b;
 	int d = 0;
 
-	if (sort_col == COL_NAME || sort_col == COL_CLASS || sort_col == COL_CPUSET ||
-	    sort_col == COL_RDT) {
+	if (is_text(sort_col)) {
 		d = strcmp(text_of(x, sort_col), text_of(y, sort_col));
 		d = sort_desc ? -d : d;
 	} else if (x->has[sort_col] != y->has[sort_col]) {
@@ -384,7 +393,8 @@ void top_model__sort(struct top_model *m, enum top_col col, bool descending)
 
 static bool row_matches(const struct top_row *r, const char *f)
 {
-	return strcasestr(r->name, f) || strcasestr(r->cls, f) || strcasestr(r->rdt, f);
+	return strcasestr(r->name, f) || strcasestr(r->cls, f) || strcasestr(r->pq, f) ||
+	       strcasestr(r->rdt, f);
 }
 
 bool top_row__matches(const struct top_row *r, const char *filter)
@@ -406,6 +416,7 @@ void top_cell(const struct top_row *r, enum top_col col, char *buf, size_t len)
 	switch (col) {
 	case COL_NAME:
 	case COL_CLASS:
+	case COL_PQ:
 	case COL_CPUSET:
 	case COL_RDT:
 		t = text_of(r, col);
@@ -431,7 +442,7 @@ void top_cell(const struct top_row *r, enum top_col col, char *buf, size_t len)
 static size_t put_col(char *buf, size_t len, size_t off, enum top_col c, const char *text)
 {
 	int w = cols[c].width;
-	bool right = c != COL_NAME && c != COL_CLASS && c != COL_CPUSET && c != COL_RDT;
+	bool right = !is_text(c);
 
 	if (off >= len)
 		return off;

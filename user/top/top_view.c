@@ -162,7 +162,7 @@ static const char *const help_text[] = {
 	"",
 	"  < >  or , .   sort by the previous / next column",
 	"  I             invert the sort order",
-	"  /             filter rows (name, class, resctrl group); Enter keeps, Esc clears",
+	"  /             filter rows (name, class, priority+QoS, resctrl group); Enter keeps, Esc clears",
 	"  Enter         collapse or expand the selected pod",
 	"  c  e          collapse all / expand all",
 	"  Up Down j k   move the selection; PgUp PgDn Home End",
@@ -196,7 +196,8 @@ static int col_offset(enum top_col col)
 	for (int c = 0; c < (int)col; c++)
 		off += top_col_width(c) + 1;
 	/* numeric columns are right-aligned, titles too */
-	if (col != COL_NAME && col != COL_CLASS && col != COL_CPUSET && col != COL_RDT)
+	if (col != COL_NAME && col != COL_CLASS && col != COL_PQ && col != COL_CPUSET &&
+	    col != COL_RDT)
 		off += top_col_width(col) - (int)strlen(top_col_name(col));
 	return off;
 }
