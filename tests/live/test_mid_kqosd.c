@@ -1,0 +1,365 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Mid+LS inside besteffort, end to end on real v1 cgroups: a kubepods tree (nested under a test
+ * dir, as a kind node nests kubelet's root) with a busy BE pod and a busy Mid+LS pod (the
+ * webhook's shape: Kubernetes BestEffort, mid-cpu request 1000 and limit 1500), pods from a
+ * PodList file, kqosd with cfsQuota suppress and the mid tier on. The BE pod is suppressed on
+ * its own cgroup, the Mid+LS pod gets shares 1024 and quota 150000 and no suppression, it gets
+ * its limit's CPU, and SIGTERM restores every file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include <criterion/criterion.h>
+
+#include "live.h"
+
+#define BE_CID	"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
+#define MID_CID "dddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddddd"
+#define NCTRL	4
+#define NDIRS	7
+#define NLOAD	4
+
+static const char *const ctrls[NCTRL] = { "cpu", "cpuacct", "cpuset", "memory" };
+static char kqosd[512], cfg[64], errlog[64], pods_file[64], state[64], *state_dir;
+static char be_uid[64], mid_uid[64], g_uid[64];
+static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
+static pid_t daemon_pid = -1, loads[NLOAD] = { -1, -1, -1, -1 };
+static bool made;
+
+enum { D_KUBEPODS, D_GUARANTEED, D_BE_DIR, D_BE_POD, D_BE_CTR, D_MID_POD, D_MID_CTR };
+
+static void path_of(char *buf, size_t len, const char *ctrl, const char *rel, const char *file)
+{
+	char base[512];
+
+	live_cg_path(base, sizeof(base), ctrl, "kp");
+	snprintf(buf, len, "%s%s%s%s", base, rel, file ? "/" : "", file ? file : "");
+}
+
+static int put(const char *ctrl, const char *rel, const char *file, const char *val)
+{
+	char p[PATH_MAX];
+	int fd, err = 0;
+
+	path_of(p, sizeof(p), ctrl, rel, file);
+	fd = open(p, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) < 0)
+		err = -errno;
+	close(fd);
+	return err;
+}
+
+static void get(const char *ctrl, const char *rel, const char *file, char *buf, size_t n)
+{
+	char p[PATH_MAX];
+	ssize_t len = -1;
+	int fd;
+
+	path_of(p, sizeof(p), ctrl, rel, file);
+	fd = open(p, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		len = read(fd, buf, n - 1);
+		close(fd);
+	}
+	buf[len > 0 ? len : 0] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+static long get_long(const char *ctrl, const char *rel, const char *file)
+{
+	char buf[64];
+
+	get(ctrl, rel, file, buf, sizeof(buf));
+	return strtol(buf, NULL, 10);
+}
+
+static void mk_tree(void)
+{
+	char root_cpus[64], root_mems[64], p[PATH_MAX];
+	FILE *f;
+
+	f = fopen(LIVE_CG_ROOT "/cpuset/cpuset.cpus", "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(root_cpus, sizeof(root_cpus), f));
+	fclose(f);
+	f = fopen(LIVE_CG_ROOT "/cpuset/cpuset.mems", "r");
+	cr_assert_not_null(f);
+	cr_assert_not_null(fgets(root_mems, sizeof(root_mems), f));
+	fclose(f);
+	for (size_t c = 0; c < NCTRL; c++) {
+		cr_assert_eq(live_cg_create(ctrls[c], "kp"), 0, "%s", ctrls[c]);
+		for (size_t d = 0; d <= NDIRS; d++) {
+			const char *rel = d ? dirs[d - 1] : "";
+
+			if (d) {
+				path_of(p, sizeof(p), ctrls[c], rel, NULL);
+				cr_assert(!mkdir(p, 0755) || errno == EEXIST, "mkdir %s", p);
+			}
+			/* a v1 cpuset takes no task before it has cpus and mems */
+			if (!strcmp(ctrls[c], "cpuset")) {
+				cr_assert_eq(put("cpuset", rel, "cpuset.mems", root_mems), 0);
+				cr_assert_eq(put("cpuset", rel, "cpuset.cpus", root_cpus), 0);
+			}
+		}
+	}
+	/*
+	 * kubelet gives kubepods the node's weight; here it also keeps the machine's other work
+	 * from deciding the CPU figure below
+	 */
+	cr_assert_eq(put("cpu", "", "cpu.shares", "10240"), 0);
+}
+
+static void setup(void)
+{
+	const char *out = getenv("OUTPUT");
+	int pid = (int)getpid();
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return;
+	live_sweep_stale();
+	snprintf(kqosd, sizeof(kqosd), "%s/kqosd", out ? out : ".output");
+	snprintf(be_uid, sizeof(be_uid), "be000000-0000-4000-8000-%012d", pid);
+	snprintf(mid_uid, sizeof(mid_uid), "4d1d0000-0000-4000-8000-%012d", pid);
+	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
+	snprintf(dirs[D_KUBEPODS], sizeof(dirs[0]), "/kubepods");
+	/* a Guaranteed pod dir tells kqos where the nested kubepods root is */
+	snprintf(dirs[D_GUARANTEED], sizeof(dirs[0]), "/kubepods/pod%s", g_uid);
+	snprintf(dirs[D_BE_DIR], sizeof(dirs[0]), "/kubepods/besteffort");
+	snprintf(dirs[D_BE_POD], sizeof(dirs[0]), "/kubepods/besteffort/pod%s", be_uid);
+	snprintf(dirs[D_BE_CTR], sizeof(dirs[0]), "/kubepods/besteffort/pod%s/%s", be_uid, BE_CID);
+	snprintf(dirs[D_MID_POD], sizeof(dirs[0]), "/kubepods/besteffort/pod%s", mid_uid);
+	snprintf(dirs[D_MID_CTR], sizeof(dirs[0]), "/kubepods/besteffort/pod%s/%s", mid_uid,
+		 MID_CID);
+	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
+	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
+	snprintf(pods_file, sizeof(pods_file), "/tmp/kqos-pods-XXXXXX");
+	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
+	close(mkstemp(cfg));
+	close(mkstemp(errlog));
+	close(mkstemp(pods_file));
+	state_dir = mkdtemp(state);
+	made = true; /* from here on teardown removes whatever exists */
+	mk_tree();
+}
+
+static void teardown(void)
+{
+	char path[PATH_MAX];
+
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = -1;
+	for (size_t i = 0; i < NLOAD; i++) {
+		live_kill(loads[i]);
+		loads[i] = -1;
+	}
+	for (size_t c = 0; made && c < NCTRL; c++)
+		live_cg_destroy(ctrls[c], "kp");
+	made = false;
+	if (state_dir) {
+		snprintf(path, sizeof(path), "%s/journal", state_dir);
+		unlink(path);
+		rmdir(state_dir);
+		state_dir = NULL;
+	}
+	unlink(cfg);
+	unlink(errlog);
+	unlink(pods_file);
+}
+
+/* Two spinners per pod: each pod wants both CPUs. */
+static void start_loads(void)
+{
+	char v[32];
+
+	for (size_t i = 0; i < NLOAD; i++) {
+		const char *rel = dirs[i < 2 ? D_BE_CTR : D_MID_CTR];
+
+		loads[i] = live_spawn(100);
+		cr_assert_gt(loads[i], 0);
+		snprintf(v, sizeof(v), "%d\n", (int)loads[i]);
+		for (size_t c = 0; c < NCTRL; c++)
+			cr_assert_eq(put(ctrls[c], rel, "cgroup.procs", v), 0, "%s %s", ctrls[c],
+				     rel);
+		live_go(loads[i]);
+	}
+}
+
+static void write_pods(void)
+{
+	FILE *f = fopen(pods_file, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"apiVersion\":\"v1\",\"kind\":\"PodList\",\"items\":["
+		/* koord-batch/BE with batch resources */
+		"{\"metadata\":{\"name\":\"be-0\",\"namespace\":\"jobs\",\"uid\":\"%s\","
+		"\"labels\":{\"koordinator.sh/qosClass\":\"BE\"}},"
+		"\"spec\":{\"priority\":5500,\"containers\":[{\"name\":\"be\",\"resources\":"
+		"{\"requests\":{\"kubernetes.io/batch-cpu\":\"1000\"}}}]},"
+		"\"status\":{\"phase\":\"Running\",\"qosClass\":\"BestEffort\","
+		"\"containerStatuses\":[{\"name\":\"be\",\"containerID\":\"containerd://%s\"}]}},"
+		/* koord-mid/LS, BestEffort: native resources moved to mid-* */
+		"{\"metadata\":{\"name\":\"mid-0\",\"namespace\":\"shop\",\"uid\":\"%s\","
+		"\"labels\":{\"koordinator.sh/priority-class\":\"koord-mid\"}},"
+		"\"spec\":{\"priority\":7500,\"containers\":[{\"name\":\"mid\",\"resources\":"
+		"{\"requests\":{\"kubernetes.io/mid-cpu\":\"1000\"},"
+		"\"limits\":{\"kubernetes.io/mid-cpu\":\"1500\"}}}]},"
+		"\"status\":{\"phase\":\"Running\",\"qosClass\":\"BestEffort\","
+		"\"containerStatuses\":[{\"name\":\"mid\",\"containerID\":\"containerd://%s\"}]}},"
+		"{\"metadata\":{\"name\":\"g-0\",\"namespace\":\"shop\",\"uid\":\"%s\"},"
+		"\"spec\":{\"priority\":9500,\"containers\":[{\"name\":\"g\",\"resources\":"
+		"{\"requests\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"},"
+		"\"limits\":{\"cpu\":\"100m\",\"memory\":\"64Mi\"}}}]},"
+		"\"status\":{\"phase\":\"Running\",\"qosClass\":\"Guaranteed\"}}]}",
+		be_uid, BE_CID, mid_uid, MID_CID, g_uid);
+	fclose(f);
+}
+
+static void write_cfg(void)
+{
+	FILE *f = fopen(cfg, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"interval\": \"500ms\", \"stateDir\": \"%s\", \"export\": {\"socket\": \"\"},\n"
+		" \"pods\": {\"source\": \"file\", \"file\": {\"path\": \"%s\", \"interval\": "
+		"\"500ms\"}},\n"
+		" \"nodeSLO\": {\"resourceUsedThresholdWithBE\": {\"enable\": true,\n"
+		"   \"cpuSuppressThresholdPercent\": 65, \"cpuSuppressPolicy\": \"cfsQuota\"}},\n"
+		" \"strategies\": {\"midResource\": {\"enable\": true}}}\n",
+		state_dir, pods_file);
+	fclose(f);
+}
+
+static pid_t start_kqosd(void)
+{
+	char *argv[] = { kqosd, "--config", cfg, NULL };
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		int e = open(errlog, O_WRONLY | O_TRUNC);
+
+		dup2(e, 2);
+		execv(kqosd, argv);
+		_exit(127);
+	}
+	return pid;
+}
+
+/* Every file kqosd may write, in every dir of the tree. */
+static const struct {
+	const char *ctrl, *file;
+} files[] = {
+	{ "cpu", "cpu.cfs_quota_us" },
+	{ "cpu", "cpu.cfs_period_us" },
+	{ "cpu", "cpu.shares" },
+	{ "cpuset", "cpuset.cpus" },
+	{ "memory", "memory.limit_in_bytes" },
+};
+
+#define NFILES (sizeof(files) / sizeof(files[0]))
+
+static void read_all(char out[NDIRS][NFILES][64])
+{
+	for (size_t d = 0; d < NDIRS; d++)
+		for (size_t i = 0; i < NFILES; i++)
+			get(files[i].ctrl, dirs[d], files[i].file, out[d][i], 64);
+}
+
+/* The state the test waits for: the Mid+LS pod translated, the BE pod suppressed on its own. */
+static bool settled(void)
+{
+	long be_q = get_long("cpu", dirs[D_BE_POD], "cpu.cfs_quota_us");
+
+	return get_long("cpu", dirs[D_MID_POD], "cpu.shares") == 1024 &&
+	       get_long("cpu", dirs[D_MID_POD], "cpu.cfs_quota_us") == 150000 &&
+	       get_long("cpu", dirs[D_MID_CTR], "cpu.cfs_quota_us") == 150000 && be_q > 0 &&
+	       be_q <= 100000;
+}
+
+static double usage_s(const char *rel)
+{
+	char p[PATH_MAX];
+	__u64 ns = 0;
+
+	path_of(p, sizeof(p), "cpuacct", rel, "cpuacct.usage");
+	cr_assert_eq(live_read_u64(p, &ns), 0, "%s", p);
+	return ns / 1e9;
+}
+
+Test(mid_kqosd, mid_ls_translated_not_suppressed_be_suppressed_sigterm_restores, .init = setup,
+     .fini = teardown, .timeout = 120)
+{
+	char before[NDIRS][NFILES][64], after[NDIRS][NFILES][64], path[PATH_MAX];
+	double mid0, be0, mid_s, be_s, want;
+	long be_q;
+	int status, t;
+
+	if (!live_require_root())
+		return;
+	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	cr_assert(made);
+	read_all(before);
+	start_loads();
+	write_pods();
+	write_cfg();
+	daemon_pid = start_kqosd();
+	cr_assert_gt(daemon_pid, 0);
+
+	for (t = 0; t < 30000 && !settled(); t += 200)
+		live_sleep_ms(200);
+	be_q = get_long("cpu", dirs[D_BE_POD], "cpu.cfs_quota_us");
+	cr_assert(
+		settled(),
+		"not settled after %d ms: mid shares %ld quota %ld ctr quota %ld, BE pod quota %ld",
+		t, get_long("cpu", dirs[D_MID_POD], "cpu.shares"),
+		get_long("cpu", dirs[D_MID_POD], "cpu.cfs_quota_us"),
+		get_long("cpu", dirs[D_MID_CTR], "cpu.cfs_quota_us"), be_q);
+	/* the besteffort dir is left unlimited: the Mid+LS pod is not under any suppress quota */
+	cr_assert_eq(get_long("cpu", dirs[D_BE_DIR], "cpu.cfs_quota_us"), -1);
+	cr_assert_eq(get_long("cpu", dirs[D_MID_CTR], "cpu.shares"), 1024);
+
+	/* over 5 s the Mid+LS pod gets its limit (1.5 of 2 CPUs) less 10 % of the node */
+	live_sleep_ms(1000);
+	mid0 = usage_s(dirs[D_MID_POD]);
+	be0 = usage_s(dirs[D_BE_POD]);
+	live_sleep_ms(5000);
+	mid_s = usage_s(dirs[D_MID_POD]) - mid0;
+	be_s = usage_s(dirs[D_BE_POD]) - be0;
+	want = (1.5 - 0.1 * sysconf(_SC_NPROCESSORS_ONLN)) * 5.0;
+	be_q = get_long("cpu", dirs[D_BE_POD], "cpu.cfs_quota_us");
+	fprintf(stderr,
+		"mid_kqosd: settled in %d ms; over 5 s Mid+LS %.2f CPU-s (want >= %.2f), "
+		"BE %.2f CPU-s; BE pod quota %ld us, Mid+LS shares %ld quota %ld us\n",
+		t, mid_s, want, be_s, be_q, get_long("cpu", dirs[D_MID_POD], "cpu.shares"),
+		get_long("cpu", dirs[D_MID_POD], "cpu.cfs_quota_us"));
+	cr_expect_geq(mid_s, want, "Mid+LS got %.2f CPU-s in 5 s", mid_s);
+	cr_expect_leq(mid_s, 1.5 * 5.0 * 1.05, "Mid+LS above its 1.5-CPU limit: %.2f", mid_s);
+	cr_expect_lt(be_s, mid_s / 4, "BE not suppressed: %.2f CPU-s", be_s);
+
+	kill(daemon_pid, SIGTERM);
+	cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
+	daemon_pid = -1;
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "kqosd exit status %d", status);
+	read_all(after);
+	for (size_t d = 0; d < NDIRS; d++)
+		for (size_t i = 0; i < NFILES; i++)
+			cr_expect_str_eq(after[d][i], before[d][i], "%s %s not restored", dirs[d],
+					 files[i].file);
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	cr_assert_neq(access(path, F_OK), 0, "journal left behind");
+}
