@@ -46,9 +46,12 @@ struct guard_state {
 
 /* --- targets ----------------------------------------------------------------------------- */
 
-static bool is_ls(const struct pod *pod)
+/* LS to protect: an LS class, or a Mid+LS pod (BestEffort to Kubernetes, not suppressed). */
+static bool is_ls(const struct slo_config *cfg, const struct pod *pod)
 {
-	return pod->qos == POD_QOS_LSE || pod->qos == POD_QOS_LSR || pod->qos == POD_QOS_LS;
+	if (pod->qos == POD_QOS_LSE || pod->qos == POD_QOS_LSR || pod->qos == POD_QOS_LS)
+		return true;
+	return strat_pod_is_be(pod) && !strat_pod_suppressed(cfg, pod);
 }
 
 static uint64_t target_of(const struct pod *pod, const struct guard_config *g)
@@ -79,7 +82,7 @@ size_t latency_guard_watches(const struct snapshot *snap, const struct slo_confi
 		const struct snap_pod *sp = &snap->pods[i];
 		uint64_t t;
 
-		if (!sp->pod || !sp->pod->is_active || !is_ls(sp->pod))
+		if (!sp->pod || !sp->pod->is_active || !is_ls(cfg, sp->pod))
 			continue;
 		t = target_of(sp->pod, &cfg->guard);
 		n = add_watch(out, n, cap, sp->cgid, t);
@@ -94,7 +97,7 @@ size_t latency_guard_watches(const struct snapshot *snap, const struct slo_confi
 /* --- what the snapshot says about LS --------------------------------------------------- */
 
 /* The worst LS pod's interval p99 over its target; 0 when no pod waited enough to tell. */
-static double ls_severity(const struct snapshot *snap, const struct guard_config *g)
+static double ls_severity(const struct snapshot *snap, const struct slo_config *cfg)
 {
 	double worst = 0;
 
@@ -102,10 +105,10 @@ static double ls_severity(const struct snapshot *snap, const struct guard_config
 		const struct snap_pod *sp = &snap->pods[i];
 		double r;
 
-		if (!sp->pod || !sp->pod->is_active || !is_ls(sp->pod) || !sp->st.has_cpu ||
+		if (!sp->pod || !sp->pod->is_active || !is_ls(cfg, sp->pod) || !sp->st.has_cpu ||
 		    sp->st.rq_waits < MIN_WAITS)
 			continue;
-		r = (double)sp->st.rq_p99_ns / (double)target_of(sp->pod, g);
+		r = (double)sp->st.rq_p99_ns / (double)target_of(sp->pod, &cfg->guard);
 		if (r > worst)
 			worst = r;
 	}
@@ -113,7 +116,8 @@ static double ls_severity(const struct snapshot *snap, const struct guard_config
 }
 
 /* CPI and MPKI of the LS pods, weighted by their CPU; false without PMU figures. */
-static bool ls_pmu(const struct snapshot *snap, double *cpi, double *mpki, bool *has_mpki)
+static bool ls_pmu(const struct snapshot *snap, const struct slo_config *cfg, double *cpi,
+		   double *mpki, bool *has_mpki)
 {
 	double wc = 0, sc = 0, wm = 0, sm = 0;
 
@@ -121,7 +125,7 @@ static bool ls_pmu(const struct snapshot *snap, double *cpi, double *mpki, bool 
 		const struct snap_pod *sp = &snap->pods[i];
 		double w;
 
-		if (!sp->pod || !sp->pod->is_active || !is_ls(sp->pod) || !sp->st.has_cpu)
+		if (!sp->pod || !sp->pod->is_active || !is_ls(cfg, sp->pod) || !sp->st.has_cpu)
 			continue;
 		w = sp->st.cpu_cores;
 		if (sp->st.has_cpi && w > 0) {
@@ -155,12 +159,13 @@ static void learn(double *base, bool *has, double v)
  * above what it was while BE was quiet, with BE busy. The baseline is learned on quiet ticks.
  */
 static bool pmu_harm(struct guard_state *st, const struct snapshot *snap,
-		     const struct guard_config *g, char *why, size_t len)
+		     const struct slo_config *cfg, char *why, size_t len)
 {
+	const struct guard_config *g = &cfg->guard;
 	double cpi, mpki;
 	bool has_mpki;
 
-	if (!ls_pmu(snap, &cpi, &mpki, &has_mpki))
+	if (!ls_pmu(snap, cfg, &cpi, &mpki, &has_mpki))
 		return false;
 	if (be_cores(snap) < BE_ACTIVE_CORES) {
 		learn(&st->base_cpi, &st->has_base_cpi, cpi);
@@ -257,12 +262,12 @@ static bool pod_has_cgroup(const struct snap_pod *sp, uint64_t cgid)
  * The kernel says which cgroup ran before the late switch-in: a wait behind LS itself or a
  * system service is nothing BE can be pushed back for.
  */
-static bool blames_be(const struct snapshot *snap, uint64_t prev_cgid)
+static bool blames_be(const struct snapshot *snap, const struct slo_config *cfg, uint64_t prev_cgid)
 {
 	for (size_t i = 0; prev_cgid && i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
 
-		if (sp->pod && strat_pod_is_be(sp->pod) && pod_has_cgroup(sp, prev_cgid))
+		if (sp->pod && strat_pod_suppressed(cfg, sp->pod) && pod_has_cgroup(sp, prev_cgid))
 			return true;
 	}
 	return false;
@@ -277,7 +282,7 @@ static void on_waits(struct guard_state *st, const struct strategy_input *in,
 	for (size_t i = 0; i < in->nr_waits; i++) {
 		const struct wait_event *w = &in->waits[i];
 
-		if (!blames_be(in->snap, w->prev_cgid))
+		if (!blames_be(in->snap, in->cfg, w->prev_cgid))
 			continue;
 		if (w->cpu < CPUMASK_MAX_CPUS)
 			cpumask_set(&st->hot, w->cpu);
@@ -342,8 +347,7 @@ static void maybe_relax(struct guard_state *st, const struct strategy_input *in,
 static void on_tick(struct guard_state *st, const struct strategy_input *in,
 		    struct guard_report *rep)
 {
-	const struct guard_config *g = &in->cfg->guard;
-	double sev = ls_severity(in->snap, g);
+	double sev = ls_severity(in->snap, in->cfg);
 	char why[96];
 
 	if (!back_out(st, in, sev, rep)) {
@@ -351,7 +355,7 @@ static void on_tick(struct guard_state *st, const struct strategy_input *in,
 		if (sev > 1 && be_cores(in->snap) >= BE_ACTIVE_CORES) {
 			snprintf(why, sizeof(why), "LS p99 wait %.2fx its target", sev);
 			breach(st, in, rep, why);
-		} else if (pmu_harm(st, in->snap, g, why, sizeof(why))) {
+		} else if (pmu_harm(st, in->snap, in->cfg, why, sizeof(why))) {
 			breach(st, in, rep, why);
 		}
 	}

@@ -320,3 +320,23 @@ Test(latency_guard, the_cpuset_step_stays_inside_the_cpuset_root)
 	cpulist_parse("0", &want);
 	cr_assert(cpumask_equal(&entry(BE_DIR, PLAN_KNOB_CPUSET)->v.cpus, &want));
 }
+
+/* A Mid+LS pod lives in besteffort but is LS to protect: watched, and never blamed. */
+Test(latency_guard, a_mid_ls_pod_is_protected_not_blamed)
+{
+	struct wait_watch w[8];
+	size_t n;
+	bool watched = false;
+
+	be.prio_raw = POD_PRIO_MID;
+	be.qos_raw = POD_QOS_NONE;
+	n = latency_guard_watches(snap, &cfg, w, 8);
+	for (size_t i = 0; i < n; i++)
+		watched |= w[i].cgid == BE_CG;
+	cr_assert(watched, "the Mid+LS pod's cgroup is watched");
+	wait_behind(10 * MS, BE_CG, 1, 3000);
+	cr_assert_eq(rep.guard.level, 0, "a wait behind Mid+LS is not BE's doing");
+	cfg.mid_ls_protected = false;
+	wait_behind(20 * MS, BE_CG, 1, 3000);
+	cr_assert_eq(rep.guard.level, 1, "unprotected, it is BE like koordinator says");
+}
