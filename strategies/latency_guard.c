@@ -19,6 +19,7 @@
 
 #define GUARD_PRIO	  5
 #define WORSE_FACTOR	  1.25 /* severity grew by this much: the step hurt */
+#define BE_COMPARABLE	  1.5 /* ... while BE used at most this much more CPU than before */
 #define MIN_WAITS	  20 /* fewer waits in an interval say nothing about its p99 */
 #define BAN_QUIET_WINDOWS 10 /* a harmful step is skipped for this many quiet windows */
 #define MAX_QUIET_MULT	  8 /* relax backoff: 1, 2, 4, 8 quiet windows */
@@ -35,9 +36,10 @@ struct guard_state {
 	unsigned int quiet_mult;
 	uint64_t banned_until_ns[GUARD_STEP_NR];
 	struct cpumask hot; /* CPUs where LS waited while the cpuset step was building */
-	double before; /* LS severity of the tick before the last escalation */
+	double before, before_be; /* LS severity and BE CPU of the tick before the last step */
 	bool has_before;
-	uint64_t last_tick_ns;
+	double last_sev, last_be; /* of the last tick */
+	uint64_t last_tick_ns; /* 0 = no tick yet */
 	double base_cpi, base_mpki;
 	bool has_base_cpi, has_base_mpki;
 	uint64_t breaches;
@@ -228,7 +230,10 @@ static void escalate(struct guard_state *st, const struct strategy_input *in,
 		to++;
 	if (to >= g->nr_ladder)
 		return; /* every step in force or banned: nothing left to try */
-	st->has_before = in->is_tick || st->has_before;
+	/* the step is judged against the last full interval before it */
+	st->before = st->last_sev;
+	st->before_be = st->last_be;
+	st->has_before = st->last_tick_ns != 0;
 	move(st, rep, GUARD_ESCALATE, to + 1, in->now_ns, why);
 }
 
@@ -297,6 +302,16 @@ static void on_waits(struct guard_state *st, const struct strategy_input *in,
 	breach(st, in, rep, why);
 }
 
+/*
+ * Worse, and not because BE pushes harder: a burst that grows after the step (or began in the
+ * interval before it) would otherwise look like the step's fault.
+ */
+static bool step_hurt(const struct guard_state *st, double sev, double be)
+{
+	return st->has_before && st->before_be >= BE_ACTIVE_CORES && sev > 1 &&
+	       sev > st->before * WORSE_FACTOR && be <= st->before_be * BE_COMPARABLE;
+}
+
 /* A step that was in force for the whole last interval and made LS waits worse goes. */
 static bool back_out(struct guard_state *st, const struct strategy_input *in, double sev,
 		     struct guard_report *rep)
@@ -305,9 +320,8 @@ static bool back_out(struct guard_state *st, const struct strategy_input *in, do
 	enum guard_step s;
 	char why[96];
 
-	if (!st->level || !st->has_before || st->level_ns > st->last_tick_ns ||
-	    in->now_ns - st->level_ns < g->settle_ns || sev <= 1 ||
-	    sev <= st->before * WORSE_FACTOR)
+	if (!st->level || !st->last_tick_ns || st->level_ns > st->last_tick_ns ||
+	    in->now_ns - st->level_ns < g->settle_ns || !step_hurt(st, sev, be_cores(in->snap)))
 		return false;
 	s = g->ladder[st->level - 1];
 	st->banned_until_ns[s] = in->now_ns + BAN_QUIET_WINDOWS * g->quiet_ns;
@@ -359,9 +373,14 @@ static void on_tick(struct guard_state *st, const struct strategy_input *in,
 			breach(st, in, rep, why);
 		}
 	}
-	/* the severity an escalation is judged against is this tick's, before the step */
-	if (rep->nr_new && rep->new_moves[rep->nr_new - 1].move == GUARD_ESCALATE)
+	/* a step taken at this tick is judged against this interval (it was not in force) */
+	if (rep->nr_new && rep->new_moves[rep->nr_new - 1].move == GUARD_ESCALATE) {
 		st->before = sev;
+		st->before_be = be_cores(in->snap);
+		st->has_before = true;
+	}
+	st->last_sev = sev;
+	st->last_be = be_cores(in->snap);
 	st->last_tick_ns = in->now_ns;
 }
 

@@ -340,3 +340,20 @@ Test(latency_guard, a_mid_ls_pod_is_protected_not_blamed)
 	wait_behind(20 * MS, BE_CG, 1, 3000);
 	cr_assert_eq(rep.guard.level, 1, "unprotected, it is BE like koordinator says");
 }
+
+/* A burst that grew after the step is no proof against the step: no back-out, the next step. */
+Test(latency_guard, a_growing_burst_is_not_blamed_on_the_step)
+{
+	cfg.guard.ladder[0] = GUARD_STEP_QUOTA;
+	cfg.guard.ladder[1] = GUARD_STEP_IDLE;
+	cfg.guard.nr_ladder = 2;
+	snap->classes[POD_QOS_BE].cpu_cores = 0.5;
+	ls_p99(2000);
+	decide(1000 * MS, true, NULL, 0);
+	cr_assert_eq(rep.guard.level, 1);
+	snap->classes[POD_QOS_BE].cpu_cores = 2.0; /* BE four times as busy */
+	ls_p99(6000);
+	decide(2000 * MS, true, NULL, 0);
+	cr_assert_eq(rep.guard.moves[GUARD_BACK_OUT], 0);
+	cr_assert_eq(rep.guard.level, 2, "still a breach: the next step");
+}
