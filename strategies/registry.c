@@ -8,6 +8,9 @@ const struct kqos_strategy *const kqos_strategies[] = {
 	&cpu_suppress_strategy,
 	&cpuset_rules_strategy,
 	&extended_resource_strategy,
+	/* plan nothing: eviction requests for the evictor */
+	&cpu_evict_strategy,
+	&memory_evict_strategy,
 	/* last: it only tightens what the others planned */
 	&latency_guard_strategy,
 	NULL,

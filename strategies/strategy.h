@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "evict.h"
 #include "plan.h"
 #include "slo.h"
 #include "snapshot.h"
@@ -25,6 +26,8 @@ struct strategy_input {
 	bool is_tick; /* false: between ticks (kernel events, a strategy's own deadline) */
 	const struct wait_event *waits; /* between ticks: LS waits past their targets */
 	size_t nr_waits;
+	const struct window *win; /* metric history up to this snapshot; NULL when none */
+	const struct evict_pending *evicting; /* evictions in flight (the evictor's) */
 };
 
 /* The guard's transitions of one call, for the enforcer to log and count. */
@@ -60,6 +63,8 @@ struct strategy_report {
 	/* on a tick: knobs a reacting strategy may write before the next (values ignored), so
 	 * their originals are journaled ahead; NULL between ticks */
 	struct plan *reserve;
+	/* on a tick: the eviction strategies' requests for the evictor; NULL between ticks */
+	struct evict_list *evict;
 };
 
 struct kqos_strategy {
@@ -83,6 +88,8 @@ extern const struct kqos_strategy cpu_suppress_strategy;
 extern const struct kqos_strategy cpuset_rules_strategy;
 extern const struct kqos_strategy extended_resource_strategy;
 extern const struct kqos_strategy latency_guard_strategy;
+extern const struct kqos_strategy cpu_evict_strategy;
+extern const struct kqos_strategy memory_evict_strategy;
 
 /*
  * The LS cgroups the kernel should watch and their wait targets: every cgroup of an active

@@ -19,6 +19,10 @@
 #define ANN_EXT_SPEC	   "node.koordinator.sh/extended-resource-spec"
 #define ANN_RESCTRL	   "node.koordinator.sh/resctrl"
 #define ANN_WAIT_TARGET	   "kqos.sh/wait-target"
+#define ANN_EVICT_POLICY   "koordinator.sh/eviction-policy"
+#define ANN_EVICT_PRIO	   "koordinator.sh/eviction-priority"
+#define LABEL_EVICT_ON	   "koordinator.sh/eviction-enabled"
+#define LABEL_KPRIO	   "koordinator.sh/priority"
 #define WAIT_TARGET_MAX_NS (10ULL * 1000000000ULL) /* a wait of seconds is no target */
 #define NAME_MAX_LEN	   253 /* DNS-1123 subdomain */
 #define QTY_MAX_DIGITS	   19 /* significant digits: keeps the mantissa below 2^64 */
@@ -1168,6 +1172,91 @@ static void parse_wait_target(const struct pctx *c, json_t *annotations, struct 
 	pod->wait_target_ns = ns;
 }
 
+/* ---- eviction ------------------------------------------------------------------------------ */
+
+static const char *const evictor_names[POD_EVICT_NR] = { "BECPUEvict", "CPUEvict", "BEMemoryEvict",
+							 "MemoryEvict" };
+
+const char *pod_evictor_name(enum pod_evictor s)
+{
+	return (unsigned int)s < POD_EVICT_NR ? evictor_names[s] : "?";
+}
+
+bool pod__evict_allowed(const struct pod *pod, enum pod_evictor s)
+{
+	if (pod->evict.policy == POD_ANN_ABSENT)
+		return true;
+	return pod->evict.policy == POD_ANN_OK && (pod->evict.allowed & (1u << s));
+}
+
+int32_t pod__priority_value(const struct pod *pod)
+{
+	/* apis/extension GetPodPriorityValueWithDefault: 0 counts as unset */
+	static const int32_t defaults[] = { [POD_PRIO_NONE] = 0,
+					    [POD_PRIO_PROD] = 9500,
+					    [POD_PRIO_MID] = 7500,
+					    [POD_PRIO_BATCH] = 5500,
+					    [POD_PRIO_FREE] = 3500 };
+
+	if (pod->has_priority && pod->priority)
+		return pod->priority;
+	return (unsigned int)pod->prio <= POD_PRIO_FREE ? defaults[pod->prio] : 0;
+}
+
+/* A JSON list of strategy names; names kqos does not know allow nothing (as in koordinator). */
+static void parse_evict_policy(const struct pctx *c, const char *text, struct pod_evict *ev)
+{
+	json_t *root = json_loads(text, JSON_DECODE_ANY, NULL), *v;
+	size_t i;
+
+	ev->policy = POD_ANN_INVALID;
+	if (!json_is_array(root)) {
+		pod_log(c, "pod never evicted: malformed annotation", ANN_EVICT_POLICY,
+			"not a JSON list of strategy names");
+		json_decref(root);
+		return;
+	}
+	json_array_foreach(root, i, v) {
+		for (unsigned int s = 0; json_is_string(v) && s < POD_EVICT_NR; s++)
+			if (!strcmp(json_string_value(v), evictor_names[s]))
+				ev->allowed |= 1u << s;
+	}
+	ev->policy = POD_ANN_OK;
+	json_decref(root);
+}
+
+static void parse_eviction(const struct pctx *c, json_t *labels, json_t *annotations,
+			   struct pod *pod)
+{
+	const char *pol = json_string_value(json_object_get(annotations, ANN_EVICT_POLICY));
+	const char *prio = json_string_value(json_object_get(annotations, ANN_EVICT_PRIO));
+	const char *en = json_string_value(json_object_get(labels, LABEL_EVICT_ON));
+	const char *lp = json_string_value(json_object_get(labels, LABEL_KPRIO));
+	long long v;
+	char *end;
+
+	if (pol)
+		parse_evict_policy(c, pol, &pod->evict);
+	if (prio) {
+		errno = 0;
+		v = strtoll(prio, &end, 10);
+		if (errno || end == prio || *end || v < INT32_MIN || v > INT32_MAX)
+			pod_log(c, "ignoring malformed pod annotation", ANN_EVICT_PRIO,
+				"not an int32; 0 is used");
+		else
+			pod->evict.priority = (int32_t)v;
+	}
+	pod->evict.enabled = en && !strcmp(en, "true");
+	if (lp) {
+		errno = 0;
+		v = strtoll(lp, &end, 10);
+		if (!errno && end != lp && !*end) {
+			pod->evict.has_label_priority = true;
+			pod->evict.label_priority = v;
+		}
+	}
+}
+
 /* ---- classes -------------------------------------------------------------------------------- */
 
 static void resolve_classes(const struct pctx *c, json_t *labels, struct pod *pod)
@@ -1289,6 +1378,7 @@ static int parse_pod(struct pctx *c, json_t *item, struct pod *pod)
 	if (err)
 		return err;
 	parse_wait_target(c, annotations, pod);
+	parse_eviction(c, labels, annotations, pod);
 	resolve_classes(c, labels, pod);
 	return 0;
 }

@@ -143,6 +143,27 @@ struct pod_resctrl {
 	size_t nr_mb_per_cache;
 };
 
+/* koordinator's eviction strategies, as named in koordinator.sh/eviction-policy */
+enum pod_evictor {
+	POD_EVICT_BE_CPU = 0, /* "BECPUEvict" */
+	POD_EVICT_CPU, /* "CPUEvict" */
+	POD_EVICT_BE_MEMORY, /* "BEMemoryEvict" */
+	POD_EVICT_MEMORY, /* "MemoryEvict" */
+	POD_EVICT_NR,
+};
+
+/* What eviction reads of a pod (koordinator.md §4.2, §4.3). */
+struct pod_evict {
+	/* koordinator.sh/eviction-policy: ABSENT allows every strategy, INVALID (not a JSON list
+	 * of strings) none, OK those in @allowed (bit per enum pod_evictor) */
+	enum pod_ann policy;
+	unsigned int allowed;
+	int32_t priority; /* koordinator.sh/eviction-priority; 0 when absent or invalid */
+	bool enabled; /* label koordinator.sh/eviction-enabled is "true" */
+	bool has_label_priority;
+	int64_t label_priority; /* label koordinator.sh/priority */
+};
+
 struct pod {
 	char *uid; /* [0-9a-fA-F-], 1..POD_UID_MAX chars: safe in a path */
 	char *name;
@@ -170,6 +191,7 @@ struct pod {
 	/* run-queue wait target for the latency guard: kqos.sh/wait-target, or the group's
 	 * waitTarget; 0 = the class default */
 	uint64_t wait_target_ns;
+	struct pod_evict evict;
 	char **cgroups;
 	size_t nr_cgroups;
 };
@@ -313,6 +335,12 @@ const char *pod_prio_name(enum pod_prio prio); /* "" for NONE */
 const char *pod_k8s_qos_name(enum pod_k8s_qos qos); /* "Guaranteed", ... */
 const char *pod_phase_name(enum pod_phase phase); /* "Running", ...; "Unknown" */
 const char *pod_runtime_name(enum pod_runtime runtime); /* "containerd", "cri-o", "docker" */
+
+/* Whether @pod's eviction-policy annotation lets strategy @s evict it (koordinator rules). */
+bool pod__evict_allowed(const struct pod *pod, enum pod_evictor s);
+const char *pod_evictor_name(enum pod_evictor s); /* "BECPUEvict", ... */
+/* koordinator's spec.priority with the default of the priority class when absent or 0. */
+int32_t pod__priority_value(const struct pod *pod);
 
 /* For builders outside the parser (bare-metal groups): all fields POD_RES_UNSET. */
 void pod_res_init(struct pod_res *res);

@@ -34,6 +34,16 @@ void slo_config_init(struct slo_config *cfg)
 					    .quota_pct = 20,
 					    .cpi_rise_pct = 20,
 					    .mpki_rise_pct = 30 };
+	cfg->evict = (struct evict_config){ .memory_threshold_pct = 70,
+					    .memory_lower_pct = -1,
+					    .be_sat_upper_pct = -1,
+					    .be_sat_lower_pct = -1,
+					    .be_usage_threshold_pct = -1,
+					    .window_s = -1,
+					    .cpu_threshold_pct = -1,
+					    .cpu_lower_pct = -1,
+					    .cpu_cool_ns = 20000000000ULL,
+					    .memory_cool_ns = 4000000000ULL };
 }
 
 const char *suppress_policy_name(enum suppress_policy p)
@@ -161,6 +171,83 @@ static int sub_object(struct pctx *c, json_t *o, const char *key, json_t **ret)
 	return 1;
 }
 
+/* The eviction fields of resourceUsedThresholdWithBE: wide ranges, the strategies check more. */
+static int parse_evict_threshold(struct pctx *c, json_t *o, struct evict_config *ev)
+{
+	static const struct {
+		const char *key;
+		size_t off;
+	} pcts[] = {
+		{ "memoryEvictThresholdPercent",
+		  offsetof(struct evict_config, memory_threshold_pct) },
+		{ "memoryEvictLowerPercent", offsetof(struct evict_config, memory_lower_pct) },
+		{ "cpuEvictBESatisfactionUpperPercent",
+		  offsetof(struct evict_config, be_sat_upper_pct) },
+		{ "cpuEvictBESatisfactionLowerPercent",
+		  offsetof(struct evict_config, be_sat_lower_pct) },
+		{ "cpuEvictBEUsageThresholdPercent",
+		  offsetof(struct evict_config, be_usage_threshold_pct) },
+		{ "cpuEvictThresholdPercent", offsetof(struct evict_config, cpu_threshold_pct) },
+		{ "cpuEvictLowerPercent", offsetof(struct evict_config, cpu_lower_pct) },
+	};
+	static const char *const policies[] = { "evictByRealLimit", "evictByAllocatable", NULL };
+	long long v;
+	int p, r;
+
+	for (size_t i = 0; i < sizeof(pcts) / sizeof(pcts[0]); i++) {
+		if ((r = get_int(c, o, pcts[i].key, 0, 100, &v)) < 0)
+			return r;
+		if (r)
+			*(int *)((char *)ev + pcts[i].off) = (int)v;
+	}
+	if ((r = get_int(c, o, "cpuEvictTimeWindowSeconds", 0, 3600, &v)) < 0)
+		return r;
+	if (r)
+		ev->window_s = (int)v;
+	if ((r = get_enum(c, o, "cpuEvictPolicy", policies, &p)) < 0)
+		return r;
+	if (r)
+		ev->cpu_policy = (enum cpu_evict_policy)p;
+	if ((r = get_int(c, o, "evictEnabledPriorityThreshold", INT32_MIN, INT32_MAX, &v)) < 0)
+		return r;
+	if (r) {
+		ev->has_priority_threshold = true;
+		ev->priority_threshold = (int32_t)v;
+	}
+	return 0;
+}
+
+/* strategies.eviction: {"features": ["BECPUEvict", "CPUEvict", "BEMemoryEvict", ...]} */
+static int parse_eviction(json_t *o, struct evict_config *ev, char *err, size_t err_len)
+{
+	static const char *const known[] = { "features", NULL };
+	static const char *const names[] = { "BECPUEvict", "CPUEvict", "BEMemoryEvict",
+					     "MemoryEvict", NULL };
+	struct pctx c = { err, err_len, "strategies.eviction" };
+	json_t *a = json_object_get(o, "features"), *v;
+	size_t i;
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0)
+		return r;
+	if (!a || json_is_null(a))
+		return 0;
+	if (!json_is_array(a))
+		return fail(&c, "features", "%s", "not a list of feature names");
+	json_array_foreach(a, i, v) {
+		int k;
+
+		for (k = 0; names[k]; k++)
+			if (json_is_string(v) && !strcmp(json_string_value(v), names[k]))
+				break;
+		if (!names[k])
+			return fail(&c, "features", "%s",
+				    "want BECPUEvict, CPUEvict, BEMemoryEvict or MemoryEvict");
+		ev->features |= 1u << k;
+	}
+	return 0;
+}
+
 static int parse_threshold(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
 {
 	static const char *const policies[] = { "cpuset", "cfsQuota", NULL };
@@ -182,7 +269,7 @@ static int parse_threshold(json_t *o, struct slo_config *cfg, char *err, size_t 
 		return r;
 	if (r)
 		cfg->suppress_policy = (enum suppress_policy)p;
-	return 0;
+	return parse_evict_threshold(&c, o, &cfg->evict);
 }
 
 /* @text as a JSON object, or NULL with a message naming @what in @err. */
@@ -437,6 +524,7 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"recovery",
 		"cpuNormalizationRatio",
 		"latencyGuard",
+		"eviction",
 		NULL,
 	};
 	struct pctx c = { err, err_len, "strategies" };
@@ -464,6 +552,10 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		goto out;
 	if ((r = sub_object(&c, root, "latencyGuard", &o)) > 0)
 		r = parse_guard(o, &cfg->guard, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "eviction", &o)) > 0)
+		r = parse_eviction(o, &cfg->evict, err, err_len);
 	if (r < 0)
 		goto out;
 	if ((r = sub_object(&c, root, "batchResource", &o)) > 0)

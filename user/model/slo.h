@@ -56,6 +56,30 @@ struct guard_config {
 	unsigned int cpi_rise_pct, mpki_rise_pct; /* LS CPI/MPKI over its quiet baseline; 0 off */
 };
 
+enum cpu_evict_policy {
+	CPU_EVICT_BY_REAL_LIMIT = 0, /* koordinator default */
+	CPU_EVICT_BY_ALLOCATABLE,
+};
+
+/*
+ * Eviction (koordinator.md §4.2, §4.3): nodeSLO.resourceUsedThresholdWithBE fields, -1 when
+ * unset, and the koordlet feature gates as strategies.eviction.features (bit per enum
+ * pod_evictor in pod.h). Validity is the strategies' to check, as in koordlet.
+ */
+struct evict_config {
+	unsigned int features;
+	int memory_threshold_pct; /* memoryEvictThresholdPercent, 70 */
+	int memory_lower_pct; /* memoryEvictLowerPercent; -1: threshold - 2 */
+	int be_sat_upper_pct, be_sat_lower_pct; /* cpuEvictBESatisfaction{Upper,Lower}Percent */
+	int be_usage_threshold_pct; /* cpuEvictBEUsageThresholdPercent; -1: 90 */
+	int window_s; /* cpuEvictTimeWindowSeconds */
+	int cpu_threshold_pct, cpu_lower_pct; /* cpuEvict{Threshold,Lower}Percent */
+	enum cpu_evict_policy cpu_policy; /* cpuEvictPolicy */
+	bool has_priority_threshold;
+	int32_t priority_threshold; /* evictEnabledPriorityThreshold */
+	uint64_t cpu_cool_ns, memory_cool_ns; /* koordlet's cool-downs: 20 s, 4 s */
+};
+
 struct slo_config {
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
@@ -83,6 +107,7 @@ struct slo_config {
 	double cpu_normalization_ratio; /* > 1 divides batch and mid quota; 1 = off */
 	enum slo_recovery recovery;
 	struct guard_config guard; /* strategies.latencyGuard */
+	struct evict_config evict;
 };
 
 void slo_config_init(struct slo_config *cfg);

@@ -55,6 +55,10 @@ struct snap_stats {
 	__u64 pmu_total[KQOS_PMU_MAX];
 	bool has_cpi, has_mpki;
 	double cpi, llc_mpki;
+
+	/* memory.stat anon + unevictable (koordinator's pod memory usage); absent until read */
+	bool has_memory;
+	__u64 mem_used_bytes;
 };
 
 struct snap_container {

@@ -217,6 +217,8 @@ static void pod_sample(const struct snapshot *snap, const struct snap_pod *sp,
 	}
 	if (st->has_throttle)
 		put(smp, WIN_THROTTLED, st->throttled_ratio);
+	if (st->has_memory)
+		put(smp, WIN_MEM_USED, (double)st->mem_used_bytes);
 	add_rdt(snap, sp->pod->uid, smp);
 }
 
