@@ -16,6 +16,7 @@
 #include "collector.h"
 #include "enforce.h"
 #include "events.h"
+#include "evictor.h"
 #include "export.h"
 #include "host.h"
 #include "log.h"
@@ -24,7 +25,9 @@
 #include "rdtmon.h"
 #include "report.h"
 #include "sample.h"
+#include "slo.h"
 #include "snapbuild.h"
+#include "window.h"
 
 _Static_assert(CG_MODE_AUTO == (int)CG_IDS_AUTO && CG_MODE_V1 == (int)CG_IDS_V1_CPU &&
 		       CG_MODE_V2 == (int)CG_IDS_V2,
@@ -49,6 +52,8 @@ struct agent {
 	struct exporter *exp;
 	struct rdtmon *rdt; /* NULL without resctrl */
 	struct enforcer *enf; /* NULL with --once (monitoring only) */
+	struct window *win; /* metric history for the strategies; with enf */
+	struct evictor *ev; /* the only place that evicts; with enf */
 	struct reactor *react; /* the event path */
 	struct snapshot *snap; /* the latest */
 	struct snap_enforce enforce; /* what enforcement did in the latest tick */
@@ -207,6 +212,61 @@ static int open_enforcer(struct agent *a)
 	return enforcer__new(&o, &a->enf);
 }
 
+/* History for the longest window a strategy asks for: BECPUEvict/CPUEvict's, 10 s for the
+ * CPU burst share pool, two intervals for "last" values. */
+static unsigned int window_cap(const struct agent *a)
+{
+	const struct slo_config *c = enforcer__config(a->enf);
+	__u64 longest = 10 * 1000000000ULL;
+
+	if (c->evict.window_s > 0 && (__u64)c->evict.window_s * 1000000000ULL > longest)
+		longest = (__u64)c->evict.window_s * 1000000000ULL;
+	if (2 * a->cfg.interval_ns > longest)
+		longest = 2 * a->cfg.interval_ns;
+	return window_capacity(longest, a->cfg.interval_ns);
+}
+
+static int open_evictor(struct agent *a)
+{
+	struct evictor_group g[CONFIG_MAX_GROUPS];
+	char freezer[PATH_MAX + 16], journal[PATH_MAX + 32];
+	const struct kqos_config *c = &a->cfg;
+	struct evictor_opts o = {
+		.dry_run = c->dry_run || c->eviction.dry_run,
+		.api_url = json_or_null(c->eviction.api_server),
+		.token_path = json_or_null(c->eviction.token_file),
+		.ca_path = json_or_null(c->eviction.ca_file),
+		.insecure_skip_verify = c->eviction.insecure_skip_verify,
+		.timeout_ns = c->eviction.timeout_ns,
+		.retry_ns = c->eviction.retry_ns,
+		.kill_grace_ns = c->eviction.kill_grace_ns,
+		.cgroup_mount = a->mount,
+		.groups = g,
+		.nr_groups = c->pods.nr_groups,
+		.journal_path = journal,
+	};
+	int err;
+
+	if (!a->enf)
+		return 0;
+	err = window__new(window_cap(a), &a->win);
+	if (err)
+		return err;
+	for (__u32 i = 0; i < c->pods.nr_groups; i++)
+		g[i] = (struct evictor_group){
+			.name = c->pods.groups[i].name,
+			.action = (enum evict_action)c->pods.groups[i].evict_action
+		};
+	/* v1: the freezer is its own hierarchy, where the groups' paths are the same */
+	snprintf(freezer, sizeof(freezer), "%s/freezer", c->cgroup_root);
+	if (a->ids_kind == CG_IDS_V1_CPU)
+		o.freezer_mount = freezer;
+	snprintf(journal, sizeof(journal), "%s/evictions.log", c->state_dir);
+	o.cpu_cool_ns = enforcer__config(a->enf)->evict.cpu_cool_ns;
+	o.memory_cool_ns = enforcer__config(a->enf)->evict.memory_cool_ns;
+	return evictor__new(&o, &a->ev);
+}
+
 static int open_kubelet(const struct kqos_config *c, struct podsrc **ret)
 {
 	struct podsrc_kubelet_opts o = {
@@ -362,6 +422,8 @@ static int start(struct agent *a)
 	if (!err)
 		err = open_enforcer(a);
 	if (!err)
+		err = open_evictor(a);
+	if (!err)
 		err = open_exporter(a);
 	if (!err)
 		err = reactor__new(a->col, a->enf, &a->react);
@@ -385,6 +447,8 @@ static void stop(struct agent *a)
 		log_err("restoring cgroup values failed, the journal keeps them for the next start",
 			"state_dir=%s", a->cfg.state_dir);
 	reactor__free(a->react);
+	evictor__free(a->ev);
+	window__free(a->win);
 	enforcer__free(a->enf);
 	snapshot__put(a->snap);
 	exporter__free(a->exp);
@@ -483,6 +547,23 @@ static void after_build(struct agent *a, const struct snapshot *s)
 	reactor__arm(a->react);
 }
 
+/* The window first (strategies read it), then the strategies, then the evictor on their asks. */
+static void decide(struct agent *a, const struct snapshot *s)
+{
+	struct window_be be = { .has_be_cpus = a->enforce.has_be_cpus,
+				.be_cpus = cpumask_count(&a->enforce.be_cpus),
+				.has_be_quota = a->enforce.has_be_quota,
+				.be_quota_us = a->enforce.be_quota_us };
+
+	if (window__feed(a->win, s, &be))
+		log_warn("metric window: no memory for a new pod's history", NULL);
+	enforcer__set_inputs(a->enf, a->win, evictor__pending(a->ev));
+	if (enforcer__tick(a->enf, s, &a->enforce))
+		log_warn("enforcement tick failed", NULL);
+	evictor__tick(a->ev, s, enforcer__evictions(a->enf), s->mono_ns, s->wall_ns);
+	evictor__fill(a->ev, &a->enforce);
+}
+
 static void tick(struct agent *a)
 {
 	__u64 now = clock_ns(CLOCK_MONOTONIC);
@@ -499,8 +580,8 @@ static void tick(struct agent *a)
 	gather(a, now, (size_t)n, &in);
 	s = snapbuild__build(a->sb, &in);
 	/* Decide and apply on the snapshot before anyone else sees it; the result goes beside. */
-	if (s && a->enf && enforcer__tick(a->enf, s, &a->enforce))
-		log_warn("enforcement tick failed", NULL);
+	if (s && a->enf)
+		decide(a, s);
 	if (s)
 		after_build(a, s);
 	if (s)
@@ -557,6 +638,7 @@ static void keep_start_only(const struct agent *a, struct kqos_config *cfg)
 	KEEP(state_dir, "stateDir");
 	KEEP(sys_root, "sysRoot");
 	KEEP(proc_root, "procRoot");
+	KEEP(eviction, "eviction");
 #undef KEEP
 	if (n)
 		log_warn("these keys apply after a restart; running values kept", "keys=%s",
@@ -579,6 +661,8 @@ static void reload(struct agent *a)
 		return;
 	}
 	a->cfg = cfg;
+	if (a->win && window__set_capacity(a->win, window_cap(a)))
+		log_warn("metric window keeps its size: no memory for the new one", NULL);
 	log_set_level(cfg.log_level);
 	set_nice(a);
 	/* a new config acts now, not one interval later */

@@ -82,6 +82,8 @@ static const char *const pod_source_names[] = { "auto",	  "kubelet", "file", "cg
 
 #define GOFF(m) offsetof(struct config_group, m)
 
+static const char *const evict_action_names[] = { "none", "kill", "freeze", NULL };
+
 static const struct field group_fields[] = {
 	{ .key = "name", .type = F_STRING, .off = GOFF(name), .size = 64 },
 	{ .key = "cgroup", .type = F_STRING, .off = GOFF(cgroup), .size = 256 },
@@ -91,6 +93,34 @@ static const struct field group_fields[] = {
 	  .off = GOFF(wait_target_ns),
 	  .min = 1000,
 	  .max = 10 * NSEC_PER_SEC },
+	{ .key = "evictAction",
+	  .type = F_ENUM,
+	  .off = GOFF(evict_action),
+	  .names = evict_action_names },
+	{ NULL },
+};
+
+static const struct field eviction_fields[] = {
+	{ .key = "dryRun", .type = F_BOOL, .off = OFF(eviction.dry_run) },
+	{ .key = "apiServer", .type = F_STRING0, .off = OFF(eviction.api_server), .size = 512 },
+	{ .key = "tokenFile", .type = F_STRING0, .off = OFF(eviction.token_file), .size = PATH_MAX },
+	{ .key = "caFile", .type = F_STRING0, .off = OFF(eviction.ca_file), .size = PATH_MAX },
+	{ .key = "insecureSkipVerify", .type = F_BOOL, .off = OFF(eviction.insecure_skip_verify) },
+	{ .key = "timeout",
+	  .type = F_DURATION,
+	  .off = OFF(eviction.timeout_ns),
+	  .min = 10000000ULL,
+	  .max = 60 * NSEC_PER_SEC },
+	{ .key = "retry",
+	  .type = F_DURATION,
+	  .off = OFF(eviction.retry_ns),
+	  .min = 100000000ULL,
+	  .max = 3600 * NSEC_PER_SEC },
+	{ .key = "killGrace",
+	  .type = F_DURATION,
+	  .off = OFF(eviction.kill_grace_ns),
+	  .min = 0,
+	  .max = 600 * NSEC_PER_SEC },
 	{ NULL },
 };
 
@@ -186,6 +216,7 @@ static const struct field top_fields[] = {
 	{ .key = "resctrl", .type = F_OBJECT, .sub = resctrl_fields },
 	{ .key = "export", .type = F_OBJECT, .sub = export_fields },
 	{ .key = "pods", .type = F_OBJECT, .sub = pods_fields },
+	{ .key = "eviction", .type = F_OBJECT, .sub = eviction_fields },
 	{ .key = "nodeSLO", .type = F_JSON, .off = OFF(node_slo_json), .size = CONFIG_JSON_MAX },
 	{ .key = "strategies",
 	  .type = F_JSON,
@@ -224,6 +255,9 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->pods.kubelet.timeout_ns = 3 * NSEC_PER_SEC;
 	cfg->pods.kubelet.interval_ns = 10 * NSEC_PER_SEC;
 	cfg->pods.file.interval_ns = NSEC_PER_SEC;
+	cfg->eviction.timeout_ns = 2 * NSEC_PER_SEC;
+	cfg->eviction.retry_ns = 10 * NSEC_PER_SEC;
+	cfg->eviction.kill_grace_ns = 10 * NSEC_PER_SEC;
 }
 
 int config_pmu_events(const struct kqos_config *cfg, struct pmu_event_cfg *out)

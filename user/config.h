@@ -87,11 +87,23 @@ struct kqos_config {
 			char cgroup[256];
 			char qos_class[16];
 			__u64 wait_target_ns; /* "waitTarget": the latency guard's; 0 = class */
+			__u32 evict_action; /* "evictAction": none|kill|freeze (enum evict_action) */
 		} groups[CONFIG_MAX_GROUPS];
 	} pods;
 	/* koordinator NodeSLO spec and kqos strategy keys, kept as JSON text for the enforcer */
 	char node_slo_json[CONFIG_JSON_MAX];
 	char strategies_json[CONFIG_JSON_MAX];
+	/* "eviction": the evictor (docs/strategies.md); the strategies are in "strategies" */
+	struct {
+		bool dry_run; /* "dryRun": log the victims, touch nothing (also with dryRun) */
+		char api_server[512]; /* "apiServer": "" = in-cluster (KUBERNETES_SERVICE_*) */
+		char token_file[PATH_MAX]; /* "" = the service account's */
+		char ca_file[PATH_MAX];
+		bool insecure_skip_verify;
+		__u64 timeout_ns; /* "timeout": API time per tick, all calls together */
+		__u64 retry_ns; /* "retry": after 5xx, garbage or a timeout */
+		__u64 kill_grace_ns; /* "killGrace": SIGTERM -> SIGKILL of a bare-metal group */
+	} eviction;
 	struct {
 		__u32 max_cgroups; /* "collector.maxCgroups": BPF map capacity */
 		__u64 reap_interval_ns; /* "collector.reapInterval": how often vanished cgroups go */

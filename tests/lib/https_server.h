@@ -12,7 +12,10 @@
  *   expect_token  when present: "Authorization: Bearer <content>" is required, else 401
  *   mode          "ok" (default), "garbage" (200 with a non-JSON body), "slow" (sleep 5 s
  *                 first), "500"
- * and records what it saw:
+ * POST (any path; the Eviction and Event APIs) answers by post_mode: "ok" (201 and a Status),
+ * "429", "404", "500", "garbage" (201 with a non-JSON body), "slow" (sleep 5 s first); it
+ * records "POST <path>\n<body>" of the last one in last_post and appends each path to posts.
+ * The server also records:
  *   last_auth     the Authorization header of the last request
  *   requests      the number of requests served
  * The server exits on its own when the test process that started it is gone, so a crashed

@@ -30,6 +30,9 @@ struct enforcer {
 	struct plan base; /* the last tick's plan before any tightening: what reactions start from */
 	struct plan reserve; /* knobs reactions may write, journaled ahead at each tick */
 	struct strategy_report last; /* the last tick's or reaction's report */
+	const struct window *win; /* the agent's metric history (enforcer__set_inputs) */
+	const struct evict_pending *evicting;
+	struct evict_list evict; /* the last tick's eviction requests */
 };
 
 int enforce_validate(const char *policy_json, const char *kqos_json, char *err, size_t err_len)
@@ -51,11 +54,11 @@ static void log_config(const struct enforcer *e)
 {
 	log_info("enforcement configured",
 		 "cpu_suppress=%d policy=%s threshold=%d min=%d cpuset_rules=%d batch_resource=%d "
-		 "mid_resource=%d mid_ls_protected=%d dry_run=%d",
+		 "mid_resource=%d mid_ls_protected=%d eviction_features=0x%x dry_run=%d",
 		 e->cfg.suppress_enable, suppress_policy_name(e->cfg.suppress_policy),
 		 e->cfg.suppress_threshold_pct, e->cfg.suppress_min_pct, e->cfg.cpuset_rules_enable,
 		 e->cfg.batch_resource_enable, e->cfg.mid_resource_enable, e->cfg.mid_ls_protected,
-		 e->dry_run);
+		 e->cfg.evict.features, e->dry_run);
 }
 
 static int init_strategies(struct enforcer *e)
@@ -230,15 +233,21 @@ static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
-	struct strategy_input in = {
-		.snap = snap, .cfg = &e->cfg, .now_ns = snap->mono_ns, .is_tick = true
-	};
+	struct strategy_input in = { .snap = snap,
+				     .cfg = &e->cfg,
+				     .now_ns = snap->mono_ns,
+				     .is_tick = true,
+				     .win = e->win,
+				     .evicting = e->evicting };
 	struct strategy_report rep = { 0 };
 	int err;
 
 	plan_reset(&e->plan);
 	plan_reset(&e->reserve);
 	rep.reserve = &e->reserve;
+	e->evict.nr = e->evict.nr_dropped = 0;
+	e->evict.pressure = 0;
+	rep.evict = &e->evict;
 	decide_all(e, &in, &rep);
 	log_moves(&rep.guard);
 	actuator__set_reserve(e->act, &e->reserve);
@@ -285,6 +294,23 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
+}
+
+void enforcer__set_inputs(struct enforcer *e, const struct window *win,
+			  const struct evict_pending *evicting)
+{
+	e->win = win;
+	e->evicting = evicting;
+}
+
+const struct evict_list *enforcer__evictions(const struct enforcer *e)
+{
+	return &e->evict;
+}
+
+const struct slo_config *enforcer__config(const struct enforcer *e)
+{
+	return &e->cfg;
 }
 
 uint64_t enforcer__next_react_ns(const struct enforcer *e)

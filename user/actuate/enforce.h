@@ -80,6 +80,21 @@ size_t enforcer__watches(const struct enforcer *e, const struct snapshot *snap,
 /* Files written through the enforcer's cgroupfs since start: did a reaction write anything? */
 uint64_t enforcer__nr_writes(const struct enforcer *e);
 
+/*
+ * What the strategies read beside the snapshot: the metric history (fed by the caller before
+ * each tick) and the evictions in flight (the evictor's). Borrowed; either may be NULL.
+ */
+struct window;
+struct evict_pending;
+struct evict_list;
+struct slo_config;
+void enforcer__set_inputs(struct enforcer *e, const struct window *win,
+			  const struct evict_pending *evicting);
+/* The last tick's eviction requests, for the evictor; valid until the next tick. */
+const struct evict_list *enforcer__evictions(const struct enforcer *e);
+/* The configuration in force (borrowed; changes on reconfigure). */
+const struct slo_config *enforcer__config(const struct enforcer *e);
+
 /* Restore every original value from the journal (byte-identical), then clear it. */
 int enforcer__restore(struct enforcer *e);
 
