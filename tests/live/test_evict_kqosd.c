@@ -1,0 +1,251 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * End to end: kqosd with bare-metal LS and BE groups of real processes and a fake meminfo
+ * (procRoot). BEMemoryEvict on: below the threshold nothing happens; above it the BE group
+ * is killed (evictAction kill) or frozen and thawed once memory is back under it (freeze).
+ * The LS group is never touched.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "daemon.h"
+#include "live.h"
+
+static const char *const ctrls[] = { "cpu", "cpuacct", "freezer" };
+#define NCTRLS 3
+
+static char kqosd[512], cfg[64], errlog[64], state[64], proc[64];
+static char *state_dir, *proc_dir;
+static pid_t daemon_pid = -1, ls_pid = -1, be_pid[2] = { -1, -1 };
+static bool made;
+
+static void setup(void)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return;
+	live_sweep_stale();
+	daemon_path(kqosd, sizeof(kqosd));
+	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
+	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
+	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
+	snprintf(proc, sizeof(proc), "/tmp/kqos-proc-XXXXXX");
+	fd = mkstemp(cfg);
+	close(fd);
+	fd = mkstemp(errlog);
+	close(fd);
+	state_dir = mkdtemp(state);
+	proc_dir = mkdtemp(proc);
+	cr_assert_not_null(proc_dir);
+	/* the agent finds the v1 cpu hierarchy id there */
+	snprintf(path, sizeof(path), "%s/cgroups", proc_dir);
+	cr_assert_eq(symlink("/proc/cgroups", path), 0);
+	for (size_t i = 0; i < NCTRLS; i++) {
+		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
+		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
+	}
+	made = true;
+}
+
+static void rm_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+static void teardown(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = -1;
+	/* a frozen task cannot die: thaw first */
+	if (made)
+		live_file_write("freezer", "be", "freezer.state", "THAWED");
+	live_kill(ls_pid);
+	live_kill(be_pid[0]);
+	live_kill(be_pid[1]);
+	ls_pid = be_pid[0] = be_pid[1] = -1;
+	for (size_t i = 0; made && i < NCTRLS; i++) {
+		live_cg_destroy(ctrls[i], "ls");
+		live_cg_destroy(ctrls[i], "be");
+	}
+	made = false;
+	if (state_dir) {
+		rm_in(state_dir, "journal");
+		rm_in(state_dir, "evictions.log");
+		rmdir(state_dir);
+		state_dir = NULL;
+	}
+	if (proc_dir) {
+		rm_in(proc_dir, "cgroups");
+		rm_in(proc_dir, "meminfo");
+		rmdir(proc_dir);
+		proc_dir = NULL;
+	}
+	unlink(cfg);
+	unlink(errlog);
+}
+
+static pid_t spawn_in(const char *tag)
+{
+	pid_t pid = live_spawn(0);
+
+	cr_assert_gt(pid, 0);
+	for (size_t i = 0; i < NCTRLS; i++)
+		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
+	live_go(pid);
+	return pid;
+}
+
+/* MemTotal 10 GB; @used_pct of it in use. Atomic: the agent never reads half a file. */
+static void set_meminfo(int used_pct)
+{
+	char tmp[PATH_MAX], path[PATH_MAX];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s/meminfo.tmp", proc_dir);
+	snprintf(path, sizeof(path), "%s/meminfo", proc_dir);
+	f = fopen(tmp, "w");
+	cr_assert_not_null(f);
+	fprintf(f,
+		"MemTotal:       10000000 kB\nMemFree:         1000000 kB\n"
+		"MemAvailable:   %8d kB\n",
+		(100 - used_pct) * 100000);
+	fclose(f);
+	cr_assert_eq(rename(tmp, path), 0);
+}
+
+static void write_cfg(const char *action)
+{
+	FILE *f = fopen(cfg, "w");
+	int pid = (int)getpid();
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"interval\": \"500ms\", \"stateDir\": \"%s\", \"procRoot\": \"%s\",\n"
+		" \"export\": {\"socket\": \"\"}, \"eviction\": {\"killGrace\": \"1s\"},\n"
+		" \"pods\": {\"source\": \"static\", \"groups\": [\n"
+		"   {\"name\": \"ls\", \"cgroup\": \"kqos-test-%d-ls\", \"qosClass\": \"LS\",\n"
+		"    \"evictAction\": \"%s\"},\n"
+		"   {\"name\": \"be\", \"cgroup\": \"kqos-test-%d-be\", \"qosClass\": \"BE\",\n"
+		"    \"evictAction\": \"%s\"}]},\n"
+		" \"nodeSLO\": {\"resourceUsedThresholdWithBE\": {\"enable\": true,\n"
+		"   \"memoryEvictThresholdPercent\": 70}},\n"
+		" \"strategies\": {\"eviction\": {\"features\": [\"BEMemoryEvict\"]}}}\n",
+		state_dir, proc_dir, pid, action, pid, action);
+	fclose(f);
+}
+
+/* Whether our child @pid has exited (reaped here). */
+static bool exited(pid_t pid)
+{
+	return waitpid(pid, NULL, WNOHANG) == pid;
+}
+
+static bool wait_exit(pid_t pid, int ms)
+{
+	for (int t = 0; t < ms; t += 100) {
+		if (exited(pid))
+			return true;
+		live_sleep_ms(100);
+	}
+	return exited(pid);
+}
+
+static void start_all(const char *action)
+{
+	if (!live_require_root())
+		cr_skip_test("root and BTF needed");
+	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	cr_assert(made);
+	ls_pid = spawn_in("ls");
+	be_pid[0] = spawn_in("be");
+	be_pid[1] = spawn_in("be");
+	set_meminfo(50);
+	write_cfg(action);
+	daemon_pid = daemon_start(kqosd, cfg, errlog);
+	cr_assert_gt(daemon_pid, 0);
+	/* 50 % for a few ticks: below 70 %, nobody is touched */
+	live_sleep_ms(2500);
+	cr_assert_eq(daemon_log_count(errlog, "kqosd started", NULL), 1, "kqosd did not start");
+	cr_assert_not(exited(be_pid[0]) || exited(be_pid[1]), "BE killed below the threshold");
+	cr_assert_eq(daemon_log_count(errlog, "msg=\"eviction\"", NULL), 0);
+}
+
+static void stop_daemon(void)
+{
+	cr_assert_eq(daemon_stop(daemon_pid), 0, "kqosd exit status");
+	daemon_pid = -1;
+}
+
+Test(evict_kqosd, be_group_killed_above_the_memory_threshold_ls_untouched, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+	start_all("kill");
+	set_meminfo(80);
+	/* the next tick sends SIGTERM to both BE tasks */
+	cr_assert(wait_exit(be_pid[0], 5000), "BE task 1 not killed");
+	be_pid[0] = -1;
+	cr_assert(wait_exit(be_pid[1], 2000), "BE task 2 not killed");
+	be_pid[1] = -1;
+	cr_expect_geq(daemon_log_count(errlog, "strategy=BEMemoryEvict action=kill result=ok",
+				       "pod=bare-metal/be"),
+		      1);
+	/* the LS group keeps running and is never a victim */
+	live_sleep_ms(1500);
+	cr_assert_not(exited(ls_pid), "LS killed");
+	cr_expect_eq(daemon_log_count(errlog, "msg=\"eviction\"", "pod=bare-metal/ls"), 0);
+	stop_daemon();
+}
+
+static void freezer_state(const char *tag, char *buf, size_t n)
+{
+	live_file_read("freezer", tag, "freezer.state", buf, n);
+	buf[strcspn(buf, "\n")] = '\0';
+}
+
+Test(evict_kqosd, be_group_frozen_above_the_threshold_thawed_below, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	char st[32];
+	unsigned int ms;
+
+	start_all("freeze");
+	set_meminfo(80);
+	cr_assert(live_file_wait("freezer", "be", "freezer.state", "FROZEN", 5000, &ms),
+		  "BE not frozen");
+	freezer_state("ls", st, sizeof(st));
+	cr_expect_str_eq(st, "THAWED", "LS frozen");
+	cr_assert_not(exited(be_pid[0]) || exited(be_pid[1]), "freeze must not kill");
+	/* back to 60 %: no pressure, thawed */
+	set_meminfo(60);
+	cr_assert(live_file_wait("freezer", "be", "freezer.state", "THAWED", 5000, &ms),
+		  "BE not thawed once memory is back under the threshold");
+	cr_expect_geq(daemon_log_count(errlog, "action=thaw result=ok", "pod=bare-metal/be"), 1);
+	/* frozen again, then SIGTERM: kqos leaves nothing frozen behind */
+	set_meminfo(80);
+	cr_assert(live_file_wait("freezer", "be", "freezer.state", "FROZEN", 6000, &ms),
+		  "BE not frozen again");
+	stop_daemon();
+	freezer_state("be", st, sizeof(st));
+	cr_expect_str_eq(st, "THAWED", "a frozen group outlived kqosd");
+	freezer_state("ls", st, sizeof(st));
+	cr_expect_str_eq(st, "THAWED");
+	cr_expect_eq(daemon_log_count(errlog, "msg=\"eviction\"", "pod=bare-metal/ls"), 0);
+}
