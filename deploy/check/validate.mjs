@@ -89,8 +89,14 @@ function rbac(objs) {
   const role = objs.find((o) => o.kind === "ClusterRole");
   const res = (role?.rules ?? []).flatMap((r) => r.resources ?? []);
   check(res.includes("nodes/proxy"), "ClusterRole: nodes/proxy (kubelet /pods)");
-  const verbs = (role?.rules ?? []).flatMap((r) => r.verbs ?? []);
+  const reads = (role?.rules ?? []).filter((r) => !(r.verbs ?? []).includes("create"));
+  const verbs = reads.flatMap((r) => r.verbs ?? []);
   check(sameSet([...new Set(verbs)], ["get"]), "ClusterRole: get only", `verbs [${verbs}]`);
+  /* the evictor: create on pods/eviction and events, and no other write */
+  const writes = (role?.rules ?? []).filter((r) => (r.verbs ?? []).includes("create"));
+  check(writes.every((r) => sameSet(r.verbs, ["create"])) &&
+        sameSet(writes.flatMap((r) => r.resources ?? []), ["pods/eviction", "events"]),
+        "ClusterRole: create only pods/eviction and events");
   const bind = objs.find((o) => o.kind === "ClusterRoleBinding");
   check(bind?.roleRef?.name === role?.metadata?.name, "ClusterRoleBinding: binds the role");
 }
