@@ -21,8 +21,8 @@
 #include "daemon.h"
 #include "live.h"
 
-static const char *const ctrls[] = { "cpu", "cpuacct", "freezer" };
-#define NCTRLS 3
+static const char *const ctrls[] = { "cpu", "cpuacct", "freezer", "memory" };
+#define NCTRLS 4
 
 static char kqosd[512], cfg[64], errlog[64], state[64], proc[64];
 static char *state_dir, *proc_dir;

@@ -80,6 +80,59 @@ static void dedup(struct cgfiles *f)
 	f->n = n;
 }
 
+static int stat_value(const char *buf, const char *key, __u64 *ret)
+{
+	size_t len = strlen(key);
+
+	for (const char *l = buf; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		if (!strncmp(l, key, len) && l[len] == ' ') {
+			char *end;
+
+			*ret = strtoull(l + len + 1, &end, 10);
+			return end == l + len + 1 ? -EINVAL : 0;
+		}
+	}
+	return -ENODATA;
+}
+
+int cgfiles_parse_memory_stat(const char *buf, bool is_v2, __u64 *ret)
+{
+	static const char *const v1[] = { "total_active_anon", "total_inactive_anon",
+					  "total_unevictable", NULL };
+	static const char *const v2[] = { "anon", "unevictable", NULL };
+	const char *const *keys = is_v2 ? v2 : v1;
+	__u64 sum = 0, v;
+	int err;
+
+	for (size_t i = 0; keys[i]; i++) {
+		err = stat_value(buf, keys[i], &v);
+		if (err)
+			return err;
+		sum += v;
+	}
+	*ret = sum;
+	return 0;
+}
+
+/* The memory controller's memory.stat of the same path (v1: its own hierarchy). */
+static void read_memory(struct cgroupfs *cg, struct cg_file_stat *s)
+{
+	char dir[PATH_MAX], path[PATH_MAX + 16], buf[8192];
+	size_t n;
+	FILE *f;
+
+	if (cgroupfs__dir(cg, CG_CTRL_MEMORY, s->path, dir, sizeof(dir)))
+		return;
+	snprintf(path, sizeof(path), "%s/memory.stat", dir);
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	s->has_memory = !cgfiles_parse_memory_stat(buf, cgroupfs__is_v2(cg), &s->mem_used_bytes);
+}
+
 static void read_one(struct cgroupfs *cg, const char *mount, struct cg_file_stat *s)
 {
 	char path[PATH_MAX];
@@ -100,6 +153,7 @@ static void read_one(struct cgroupfs *cg, const char *mount, struct cg_file_stat
 	if (!cgroupfs__read_cpuset(cg, CG_KNOB_CPUSET_EFFECTIVE, s->path, &m) &&
 	    cpulist_format(&m, s->cpuset, sizeof(s->cpuset)) < 0)
 		s->cpuset[0] = '\0';
+	read_memory(cg, s);
 }
 
 int cgfiles_read(struct cgfiles *f, struct cgroupfs *cg, const char *mount,

@@ -2,6 +2,7 @@
 #ifndef KQOS_COLLECT_CGFILES_H
 #define KQOS_COLLECT_CGFILES_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "cgroupfs.h"
@@ -9,7 +10,7 @@
 
 /*
  * The cgroup files the snapshot shows per pod and container: throttling from cpu.stat, the
- * effective cpuset, and the cgroup id. Read for the cgroups of the walk's pods and containers
+ * effective cpuset, memory used from memory.stat, and the cgroup id. Read for the cgroups of the walk's pods and containers
  * and of the pod list's static groups: the cgroups a pod can own.
  */
 struct cgfiles {
@@ -25,5 +26,12 @@ struct cgfiles {
 int cgfiles_read(struct cgfiles *f, struct cgroupfs *cg, const char *mount,
 		 const struct cgwalk_result *walk, const struct pod_list *pods);
 void cgfiles_fini(struct cgfiles *f);
+
+/*
+ * memory.stat text -> koordinator's memory usage, anon + unevictable with page cache left
+ * out: v1 total_active_anon + total_inactive_anon + total_unevictable (hierarchical), v2
+ * anon + unevictable. 0, or -ENODATA when a key is missing.
+ */
+int cgfiles_parse_memory_stat(const char *buf, bool is_v2, __u64 *ret);
 
 #endif

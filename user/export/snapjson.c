@@ -64,6 +64,9 @@ static json_t *stats_json(const struct snapshot *s, const struct snap_stats *st)
 				  "nr_throttled", (json_int_t)st->nr_throttled,
 				  "throttled_seconds_total", st->throttled_ns / 1e9,
 				  "throttled_ratio", st->throttled_ratio));
+	if (st->has_memory)
+		set_new(o, "memory",
+			json_pack("{s:I}", "used_bytes", (json_int_t)st->mem_used_bytes));
 	if (st->pmu_n)
 		set_new(o, "pmu", pmu_json(s, st));
 	return o;

@@ -292,6 +292,8 @@ static void add_files(struct snapbuild *sb, const struct cg_file_stat *f, struct
 		return;
 	/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top. */
 	snprintf(cpuset, cpuset_len, "%s", f->cpuset);
+	st->has_memory = f->has_memory;
+	st->mem_used_bytes = f->mem_used_bytes;
 	if (!f->has_cpu_stat)
 		return;
 	st->has_throttle = true;

@@ -35,6 +35,8 @@ struct cg_file_stat {
 	bool has_cpu_stat;
 	__u64 nr_periods, nr_throttled, throttled_ns; /* cpu.stat counters */
 	char cpuset[128]; /* effective CPUs, "" when unknown */
+	bool has_memory;
+	__u64 mem_used_bytes; /* memory.stat anon + unevictable (koordinator's pod usage) */
 };
 
 /* /proc/stat and /proc/meminfo (collect/nodestat.c). */
