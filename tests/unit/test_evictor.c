@@ -146,6 +146,28 @@ Test(evictor, posts_an_eviction_with_the_uid_precondition)
 	cr_expect_not(pending("5f3c-1"));
 }
 
+Test(evictor, decisions_are_counted_and_listed_with_the_actions)
+{
+	struct evict_list l = one(mkpod(0, "web-0", "5f3c-1"));
+	static struct snap_enforce en;
+	bool counted = false;
+
+	start(false, 2 * SEC);
+	tick(1, &l, 1);
+	memset(&en, 0, sizeof(en));
+	evictor__fill(ev, &en);
+	for (size_t i = 0; i < en.nr_counts; i++)
+		counted |= !strcmp(en.counts[i].strategy, "BEMemoryEvict") &&
+			   !strcmp(en.counts[i].knob, "evict") &&
+			   !strcmp(en.counts[i].result, "ok") && en.counts[i].count == 1;
+	cr_expect(counted,
+		  "kqos_enforce_actions_total{strategy=BEMemoryEvict,knob=evict,result=ok}");
+	cr_assert_eq(en.nr_recent, 1);
+	cr_expect_str_eq(en.recent[0].knob, "evict");
+	cr_expect_str_eq(en.recent[0].cgroup, "shop/web-0");
+	cr_expect_str_eq(en.recent[0].result, "ok");
+}
+
 Test(evictor, body_is_policy_v1_eviction)
 {
 	struct evict_list l = one(mkpod(0, "web-0", "5f3c-1"));

@@ -217,6 +217,12 @@ static int post(struct evictor *e, const char *path, const char *json, long time
 	int err;
 
 	*ret = (struct call){ 0 };
+	/* libcurl reads 0 as "no timeout": a call without time left is not made */
+	if (timeout_ms < MIN_CALL_MS) {
+		ret->timed_out = true;
+		snprintf(ret->why, sizeof(ret->why), "no API time left in this tick");
+		return -ETIMEDOUT;
+	}
 	err = read_token(e->token_path, token, sizeof(token));
 	if (err) {
 		snprintf(ret->why, sizeof(ret->why), "token %s: %s", e->token_path, strerror(-err));
@@ -260,9 +266,27 @@ out:
 	return err;
 }
 
-/* koordlet's Warning Event for each eviction: best effort, within what is left of the tick. */
-static void post_event(struct evictor *e, const struct evict_request *r, bool ok, long ms)
+static uint64_t mono_now(void)
 {
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* What is left of the tick's API time, in ms (0 when spent). */
+static long left_ms(uint64_t deadline_ns)
+{
+	uint64_t t = mono_now();
+
+	return t < deadline_ns ? (long)((deadline_ns - t) / 1000000) : 0;
+}
+
+/* koordlet's Warning Event for each eviction: best effort, within what is left of the tick. */
+static void post_event(struct evictor *e, const struct evict_request *r, bool ok,
+		       uint64_t deadline_ns)
+{
+	long ms = left_ms(deadline_ns);
 	char path[512], name[160], msg[320];
 	struct call c;
 	json_t *o;
@@ -293,17 +317,10 @@ static uint64_t cool_of(const struct evictor *e, enum pod_evictor s)
 								   e->o.cpu_cool_ns;
 }
 
-static uint64_t mono_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* One attempt at @en; returns false when the entry is done (accepted stays, gone goes). */
-static bool api_evict(struct evictor *e, struct entry *en, long ms, uint64_t now_ns)
+static bool api_evict(struct evictor *e, struct entry *en, uint64_t deadline_ns, uint64_t now_ns)
 {
+	long ms = left_ms(deadline_ns);
 	char path[512], *body = eviction_body(&en->req);
 	struct call c;
 	int err;
@@ -316,7 +333,7 @@ static bool api_evict(struct evictor *e, struct entry *en, long ms, uint64_t now
 	if (!err && c.code / 100 == 2 && !c.garbage) {
 		en->state = ST_ACCEPTED;
 		decided(e, &en->req, "api", EVICT_RES_OK, c.why);
-		post_event(e, &en->req, true, ms);
+		post_event(e, &en->req, true, deadline_ns);
 		return true;
 	}
 	if (!err && c.code == 404) {
@@ -326,9 +343,9 @@ static bool api_evict(struct evictor *e, struct entry *en, long ms, uint64_t now
 	/* 429: a PodDisruptionBudget said no; ask again once the strategy would */
 	en->due_ns =
 		now_ns + (!err && c.code == 429 ? cool_of(e, en->req.strategy) : e->o.retry_ns);
-	decided(e, &en->req, "api", EVICT_RES_RETRY, err ? c.why : c.why);
+	decided(e, &en->req, "api", EVICT_RES_RETRY, c.why);
 	if (!err && c.code == 429)
-		post_event(e, &en->req, false, ms);
+		post_event(e, &en->req, false, deadline_ns);
 	return true;
 }
 
@@ -553,24 +570,19 @@ static void add_request(struct evictor *e, const struct evict_request *r,
 /* API evictions due, within one timeout for the whole tick. */
 static void run_api(struct evictor *e, uint64_t now_ns)
 {
-	uint64_t start = mono_now(), deadline = start + e->o.timeout_ns;
+	uint64_t deadline = mono_now() + e->o.timeout_ns;
 
 	for (size_t i = e->nr_ent; i-- > 0;) {
 		struct entry *en = &e->ent[i];
-		uint64_t t = mono_now();
-		long ms;
 
 		if (en->state != ST_RETRY || en->due_ns > now_ns)
 			continue;
-		if (t >= deadline) {
+		if (left_ms(deadline) < MIN_CALL_MS) {
 			log_dbg("eviction waits for the next tick: this tick's API time is spent",
 				"pod=%s/%s", en->req.namespace, en->req.name);
 			break;
 		}
-		ms = (long)((deadline - t) / 1000000);
-		if (ms < MIN_CALL_MS)
-			break;
-		if (!api_evict(e, en, ms, now_ns))
+		if (!api_evict(e, en, deadline, now_ns))
 			drop(e, i);
 	}
 }
