@@ -19,6 +19,7 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "https_server.h"
 #include "live.h"
 
 static const char *const ctrls[] = { "cpu", "cpuacct", "freezer", "memory" };
@@ -248,4 +249,80 @@ Test(evict_kqosd, be_group_frozen_above_the_threshold_thawed_below, .init = setu
 	freezer_state("ls", st, sizeof(st));
 	cr_expect_str_eq(st, "THAWED");
 	cr_expect_eq(daemon_log_count(errlog, "msg=\"eviction\"", "pod=bare-metal/ls"), 0);
+}
+
+/*
+ * Kubernetes pods from a PodList file, the Eviction API played by the local HTTPS server:
+ * kqosd posts the BE pod's eviction with its UID and leaves the LS pod alone. Tested only
+ * against this local server, not a real API server.
+ */
+Test(evict_kqosd, kubernetes_be_pod_evicted_through_the_api, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char pods[] =
+		"{\"kind\":\"PodList\",\"items\":["
+		"{\"metadata\":{\"name\":\"batch-0\",\"namespace\":\"jobs\",\"uid\":\"be01\","
+		"\"labels\":{\"koordinator.sh/qosClass\":\"BE\"}},\"spec\":{\"containers\":"
+		"[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}},"
+		"{\"metadata\":{\"name\":\"web-0\",\"namespace\":\"shop\",\"uid\":\"1501\","
+		"\"labels\":{\"koordinator.sh/qosClass\":\"LS\"}},\"spec\":{\"containers\":"
+		"[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}]}";
+	char podfile[PATH_MAX], token[PATH_MAX], base[128], *p, *posts, *last;
+	struct https_server *srv = NULL;
+	FILE *f;
+
+	if (!live_require_root())
+		cr_skip_test("root and BTF needed");
+	cr_assert_eq(https_server__start(true, &srv), 0, "cannot start the fake API server");
+	snprintf(base, sizeof(base), "%s", https_server__url(srv));
+	p = strstr(base, "/pods");
+	cr_assert_not_null(p);
+	*p = '\0';
+	cr_assert_eq(https_server__write(srv, "token", "sa-token"), 0);
+	cr_assert_eq(https_server__write(srv, "expect_token", "sa-token"), 0);
+	cr_assert_eq(https_server__write(srv, "podlist.json", pods), 0);
+	snprintf(token, sizeof(token), "%s/token", https_server__dir(srv));
+	snprintf(podfile, sizeof(podfile), "%s/podlist.json", https_server__dir(srv));
+	set_meminfo(80);
+	f = fopen(cfg, "w");
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"interval\": \"500ms\", \"stateDir\": \"%s\", \"procRoot\": \"%s\",\n"
+		" \"export\": {\"socket\": \"\"},\n"
+		" \"eviction\": {\"apiServer\": \"%s\", \"tokenFile\": \"%s\", \"caFile\": \"%s\"},\n"
+		" \"pods\": {\"source\": \"file\", \"file\": {\"path\": \"%s\"}},\n"
+		" \"nodeSLO\": {\"resourceUsedThresholdWithBE\": {\"enable\": true}},\n"
+		" \"strategies\": {\"eviction\": {\"features\": [\"BEMemoryEvict\"]}}}\n",
+		state_dir, proc_dir, base, token, https_server__ca(srv), podfile);
+	fclose(f);
+	daemon_pid = daemon_start(kqosd, cfg, errlog);
+	cr_assert_gt(daemon_pid, 0);
+	for (int t = 0; t < 8000; t += 200) {
+		posts = https_server__read(srv, "posts");
+		if (posts && strstr(posts, "/eviction"))
+			break;
+		free(posts);
+		posts = NULL;
+		live_sleep_ms(200);
+	}
+	cr_assert_not_null(posts, "no eviction posted");
+	cr_expect(strstr(posts, "POST /api/v1/namespaces/jobs/pods/batch-0/eviction\n"), "%s",
+		  posts);
+	cr_expect_null(strstr(posts, "web-0"), "the LS pod was asked for: %s", posts);
+	cr_expect(strstr(posts, "POST /api/v1/namespaces/jobs/events\n"), "no Warning Event");
+	free(posts);
+	last = https_server__read(srv, "last_auth");
+	cr_expect_str_eq(last, "Bearer sa-token");
+	free(last);
+	/* accepted: pending while the pod is listed, so no second call within the run */
+	live_sleep_ms(5000);
+	posts = https_server__read(srv, "posts");
+	cr_expect_eq(strstr(strstr(posts, "/eviction") + 1, "/eviction"), NULL,
+		     "a pending eviction was asked again: %s", posts);
+	free(posts);
+	cr_expect_geq(daemon_log_count(errlog, "strategy=BEMemoryEvict action=api result=ok",
+				       "pod=jobs/batch-0"),
+		      1);
+	stop_daemon();
+	https_server__free(srv);
 }
