@@ -661,6 +661,7 @@ static void reload(struct agent *a)
 		return;
 	}
 	a->cfg = cfg;
+	evictor__set_dry_run(a->ev, cfg.dry_run || cfg.eviction.dry_run);
 	if (a->win && window__set_capacity(a->win, window_cap(a)))
 		log_warn("metric window keeps its size: no memory for the new one", NULL);
 	log_set_level(cfg.log_level);

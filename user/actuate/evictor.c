@@ -498,6 +498,12 @@ static void publish_pending(struct evictor *e)
 	e->pending = (struct evict_pending){ .uids = e->uids, .nr = n };
 }
 
+void evictor__set_dry_run(struct evictor *e, bool dry_run)
+{
+	if (e)
+		e->o.dry_run = dry_run;
+}
+
 const struct evict_pending *evictor__pending(const struct evictor *e)
 {
 	return &e->pending;

@@ -81,6 +81,9 @@ void evictor__free(struct evictor *e);
 void evictor__tick(struct evictor *e, const struct snapshot *snap, const struct evict_list *list,
 		   uint64_t now_ns, uint64_t wall_ns);
 
+/* A reload's dryRun (the top-level key; eviction.dryRun applies after a restart). */
+void evictor__set_dry_run(struct evictor *e, bool dry_run);
+
 /* The UIDs whose eviction is pending (accepted, being killed, frozen); valid until the next
  * evictor__tick. */
 const struct evict_pending *evictor__pending(const struct evictor *e);
