@@ -340,7 +340,8 @@ int window__feed(struct window *w, const struct snapshot *snap, const struct win
 		push(s, w->cap, &smp);
 	}
 	drop_unseen(w);
-	qsort(w->pods, w->nr_pods, sizeof(*w->pods), cmp_series);
+	if (w->nr_pods > 1)
+		qsort(w->pods, w->nr_pods, sizeof(*w->pods), cmp_series);
 	return err;
 }
 
