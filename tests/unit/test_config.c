@@ -283,3 +283,34 @@ Test(config, check_config_loads_the_file_and_asks_for_nothing_else, .init = setu
 	cr_assert_not_null(strstr(err, path), "%s", err);
 	cr_assert_not_null(strstr(err, ":2:"), "%s", err);
 }
+
+Test(config, eviction_keys_and_group_actions)
+{
+	struct kqos_config cfg;
+	char err[CONFIG_ERR_LEN] = "";
+
+	config_defaults(&cfg);
+	cr_expect_eq(cfg.eviction.timeout_ns, 2000000000ULL);
+	cr_expect_eq(cfg.eviction.kill_grace_ns, 10000000000ULL);
+	cr_assert_eq(
+		config_parse("t.json",
+			     "{\"eviction\": {\"dryRun\": true, \"apiServer\": \"https://10.0.0.1\","
+			     " \"timeout\": \"500ms\", \"killGrace\": \"0s\"},"
+			     " \"pods\": {\"groups\": [{\"name\": \"b\", \"cgroup\": \"/b\","
+			     " \"qosClass\": \"BE\", \"evictAction\": \"freeze\"},"
+			     " {\"name\": \"l\", \"cgroup\": \"/l\", \"qosClass\": \"LS\"}]}}",
+			     &cfg, err, sizeof(err)),
+		0, "%s", err);
+	cr_expect(cfg.eviction.dry_run);
+	cr_expect_str_eq(cfg.eviction.api_server, "https://10.0.0.1");
+	cr_expect_eq(cfg.eviction.timeout_ns, 500000000ULL);
+	cr_expect_eq(cfg.eviction.kill_grace_ns, 0);
+	cr_expect_eq(cfg.pods.groups[0].evict_action, 2, "freeze");
+	cr_expect_eq(cfg.pods.groups[1].evict_action, 0, "none by default");
+	cr_expect_neq(config_parse("t.json",
+				   "{\"pods\": {\"groups\": [{\"name\": \"b\", \"cgroup\": \"/b\","
+				   " \"evictAction\": \"stop\"}]}}",
+				   &cfg, err, sizeof(err)),
+		      0);
+	cr_expect_not_null(strstr(err, "evictAction"), "%s", err);
+}
