@@ -13,7 +13,7 @@
 static const char *const knob_names[PLAN_KNOB_NR] = {
 	[PLAN_KNOB_CPUSET] = "cpuset",	       [PLAN_KNOB_CFS_QUOTA] = "cfs_quota",
 	[PLAN_KNOB_SHARES] = "shares",	       [PLAN_KNOB_IDLE] = "idle",
-	[PLAN_KNOB_MEMORY_MAX] = "memory_max",
+	[PLAN_KNOB_MEMORY_MAX] = "memory_max", [PLAN_KNOB_CFS_BURST] = "cfs_burst",
 };
 
 void plan_init(struct plan *p)
@@ -141,6 +141,9 @@ static bool tighter(const struct plan_entry *e, const struct plan_value *v, stru
 	case PLAN_KNOB_MEMORY_MAX:
 		ret->mem_bytes = v->mem_bytes < e->v.mem_bytes ? v->mem_bytes : e->v.mem_bytes;
 		return v->mem_bytes < e->v.mem_bytes;
+	case PLAN_KNOB_CFS_BURST:
+		ret->burst_us = v->burst_us < e->v.burst_us ? v->burst_us : e->v.burst_us;
+		return v->burst_us < e->v.burst_us;
 	default:
 		return false;
 	}
@@ -271,6 +274,13 @@ int plan_set_memory(struct plan *p, const char *cgroup, uint64_t bytes, const ch
 	return plan_set(p, cgroup, PLAN_KNOB_MEMORY_MAX, &v, "%s", why);
 }
 
+int plan_set_burst(struct plan *p, const char *cgroup, uint64_t burst_us, const char *why)
+{
+	struct plan_value v = { .burst_us = burst_us };
+
+	return plan_set(p, cgroup, PLAN_KNOB_CFS_BURST, &v, "%s", why);
+}
+
 int plan_value_format(enum plan_knob knob, const struct plan_value *v, char *buf, size_t size)
 {
 	switch (knob) {
@@ -288,6 +298,8 @@ int plan_value_format(enum plan_knob knob, const struct plan_value *v, char *buf
 		if (v->mem_bytes == UINT64_MAX)
 			return snprintf(buf, size, "max");
 		return snprintf(buf, size, "%llu", (unsigned long long)v->mem_bytes);
+	case PLAN_KNOB_CFS_BURST:
+		return snprintf(buf, size, "%llu", (unsigned long long)v->burst_us);
 	default:
 		return -EINVAL;
 	}
@@ -309,6 +321,8 @@ bool plan_value_equal(enum plan_knob knob, const struct plan_value *a, const str
 		return a->idle == b->idle;
 	case PLAN_KNOB_MEMORY_MAX:
 		return a->mem_bytes == b->mem_bytes;
+	case PLAN_KNOB_CFS_BURST:
+		return a->burst_us == b->burst_us;
 	default:
 		return false;
 	}

@@ -26,6 +26,7 @@ enum plan_knob {
 	PLAN_KNOB_SHARES, /* cpu.shares; v2 cpu.weight converted by the configured formula */
 	PLAN_KNOB_IDLE, /* cpu.idle */
 	PLAN_KNOB_MEMORY_MAX, /* memory.limit_in_bytes; v2 memory.max */
+	PLAN_KNOB_CFS_BURST, /* cpu.cfs_burst_us; v2 cpu.max.burst */
 	PLAN_KNOB_NR,
 };
 
@@ -40,6 +41,7 @@ struct plan_value {
 	uint64_t shares;
 	bool idle;
 	uint64_t mem_bytes; /* UINT64_MAX = unlimited */
+	uint64_t burst_us; /* CFS burst, at most the quota (the kernel refuses more) */
 };
 
 struct plan_entry {
@@ -84,6 +86,7 @@ int plan_set_quota(struct plan *p, const char *cgroup, int64_t quota_us, const c
 int plan_set_shares(struct plan *p, const char *cgroup, uint64_t shares, const char *why);
 int plan_set_idle(struct plan *p, const char *cgroup, bool idle, const char *why);
 int plan_set_memory(struct plan *p, const char *cgroup, uint64_t bytes, const char *why);
+int plan_set_burst(struct plan *p, const char *cgroup, uint64_t burst_us, const char *why);
 
 /* Make @dst hold @src's entries (the strategy names are static strings). 0 or -ENOMEM. */
 int plan_copy(struct plan *dst, const struct plan *src);
@@ -91,7 +94,7 @@ int plan_copy(struct plan *dst, const struct plan *src);
 /* Borrowed entry for (cgroup, knob), or NULL. */
 const struct plan_entry *plan_find(const struct plan *p, const char *cgroup, enum plan_knob knob);
 
-/* "cpuset", "cfs_quota", "shares", "idle", "memory_max" (the snap_action knob names). */
+/* "cpuset", "cfs_quota", "shares", "idle", "memory_max", "cfs_burst" (snap_action knobs). */
 const char *plan_knob_name(enum plan_knob knob);
 int plan_knob_parse(const char *s, enum plan_knob *ret);
 /* Number of path components: "/" 0, "/a" 1, "/a/b" 2. Orders parents before children. */

@@ -8,6 +8,7 @@ const struct kqos_strategy *const kqos_strategies[] = {
 	&cpu_suppress_strategy,
 	&cpuset_rules_strategy,
 	&extended_resource_strategy,
+	&cpu_burst_strategy,
 	/* plan nothing: eviction requests for the evictor */
 	&cpu_evict_strategy,
 	&memory_evict_strategy,

@@ -50,6 +50,33 @@ struct guard_report {
 	} new_moves[GUARD_MOVES_MAX]; /* this call's */
 };
 
+/* cpu_burst: the share pool's state (koordinator's nodeBurstState). */
+enum burst_node_state {
+	BURST_NODE_UNKNOWN = 0, /* no node usage this tick */
+	BURST_NODE_IDLE,
+	BURST_NODE_COOLING, /* at 90 % of the threshold: no scaling up */
+	BURST_NODE_OVERLOAD, /* at the threshold: scale down */
+};
+
+/* cpu_burst: one container's burst and quota, as asked and as written. */
+struct burst_row {
+	char pod_uid[POD_UID_MAX];
+	char pod[64], ns[64], container[64];
+	uint64_t asked_us; /* cpuBurstPercent of the limit */
+	uint64_t burst_us; /* what is written: at most the quota */
+	int64_t base_quota_us; /* the limit's quota */
+	int64_t quota_us; /* the scaled quota; -1 when the quota burst is off for it */
+	bool clamp_new; /* clamped, and the first time for this pod: the enforcer logs it */
+};
+
+struct burst_report {
+	bool enabled;
+	enum burst_node_state node;
+	double share_pool_used, share_pool_total; /* cores */
+	const struct burst_row *rows; /* borrowed from the strategy until its next decide */
+	size_t nr_rows;
+};
+
 /*
  * What a strategy decided beyond plan entries, for the published enforcement state: so far
  * cpu_suppress's BE cpuset or quota. Zeroed by the caller before a tick.
@@ -60,6 +87,7 @@ struct strategy_report {
 	bool has_be_quota; /* cpu_suppress cfsQuota policy: besteffort quota, -1 unlimited */
 	int64_t be_quota_us;
 	struct guard_report guard; /* the latency guard */
+	struct burst_report burst; /* cpu_burst */
 	/* on a tick: knobs a reacting strategy may write before the next (values ignored), so
 	 * their originals are journaled ahead; NULL between ticks */
 	struct plan *reserve;
@@ -90,6 +118,7 @@ extern const struct kqos_strategy extended_resource_strategy;
 extern const struct kqos_strategy latency_guard_strategy;
 extern const struct kqos_strategy cpu_evict_strategy;
 extern const struct kqos_strategy memory_evict_strategy;
+extern const struct kqos_strategy cpu_burst_strategy;
 
 /*
  * The LS cgroups the kernel should watch and their wait targets: every cgroup of an active

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The enforcement loop: config -> strategies (pure decide) -> plan -> actuator. */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,13 +53,14 @@ static bool any_enabled(const struct enforcer *e)
 
 static void log_config(const struct enforcer *e)
 {
-	log_info("enforcement configured",
-		 "cpu_suppress=%d policy=%s threshold=%d min=%d cpuset_rules=%d batch_resource=%d "
-		 "mid_resource=%d mid_ls_protected=%d eviction_features=0x%x dry_run=%d",
-		 e->cfg.suppress_enable, suppress_policy_name(e->cfg.suppress_policy),
-		 e->cfg.suppress_threshold_pct, e->cfg.suppress_min_pct, e->cfg.cpuset_rules_enable,
-		 e->cfg.batch_resource_enable, e->cfg.mid_resource_enable, e->cfg.mid_ls_protected,
-		 e->cfg.evict.features, e->dry_run);
+	log_info(
+		"enforcement configured",
+		"cpu_suppress=%d policy=%s threshold=%d min=%d cpuset_rules=%d batch_resource=%d "
+		"mid_resource=%d mid_ls_protected=%d eviction_features=0x%x cpu_burst=%s dry_run=%d",
+		e->cfg.suppress_enable, suppress_policy_name(e->cfg.suppress_policy),
+		e->cfg.suppress_threshold_pct, e->cfg.suppress_min_pct, e->cfg.cpuset_rules_enable,
+		e->cfg.batch_resource_enable, e->cfg.mid_resource_enable, e->cfg.mid_ls_protected,
+		e->cfg.evict.features, pod_burst_policy_name(e->cfg.burst.policy), e->dry_run);
 }
 
 static int init_strategies(struct enforcer *e)
@@ -211,6 +213,43 @@ static void log_moves(const struct guard_report *g)
 			 g->new_moves[i].why);
 }
 
+/* The kernel refuses a burst above the quota: say once per pod what was written instead. */
+static void log_burst(const struct burst_report *b)
+{
+	for (size_t i = 0; i < b->nr_rows; i++)
+		if (b->rows[i].clamp_new)
+			log_info("cpu burst clamped to the quota",
+				 "pod=%s/%s container=%s asked_us=%llu written_us=%llu",
+				 b->rows[i].ns, b->rows[i].pod, b->rows[i].container,
+				 (unsigned long long)b->rows[i].asked_us,
+				 (unsigned long long)b->rows[i].burst_us);
+}
+
+static void fill_burst(const struct burst_report *b, struct snap_burst *ret)
+{
+	ret->enabled = b->enabled;
+	ret->node_state = (int)b->node;
+	ret->share_pool_used = b->share_pool_used;
+	ret->share_pool_total = b->share_pool_total;
+	for (size_t i = 0; i < b->nr_rows; i++) {
+		const struct burst_row *r = &b->rows[i];
+		struct snap_burst_row *o;
+
+		if (ret->nr == SNAP_BURST_MAX) {
+			ret->nr_dropped++;
+			continue;
+		}
+		o = &ret->rows[ret->nr++];
+		snprintf(o->pod, sizeof(o->pod), "%s", r->pod);
+		snprintf(o->ns, sizeof(o->ns), "%s", r->ns);
+		snprintf(o->container, sizeof(o->container), "%s", r->container);
+		o->asked_us = r->asked_us;
+		o->burst_us = r->burst_us;
+		o->base_quota_us = r->base_quota_us;
+		o->quota_us = r->quota_us;
+	}
+}
+
 static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 		       struct snap_enforce *ret)
 {
@@ -228,6 +267,7 @@ static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 	ret->guard.escalations = rep->guard.moves[GUARD_ESCALATE];
 	ret->guard.back_outs = rep->guard.moves[GUARD_BACK_OUT];
 	ret->guard.relaxes = rep->guard.moves[GUARD_RELAX];
+	fill_burst(&rep->burst, &ret->burst);
 	actuator__fill(e->act, ret);
 }
 
@@ -250,6 +290,7 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	rep.evict = &e->evict;
 	decide_all(e, &in, &rep);
 	log_moves(&rep.guard);
+	log_burst(&rep.burst);
 	actuator__set_reserve(e->act, &e->reserve);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
 	e->last = rep;
@@ -286,6 +327,7 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 	rep.be_cpus = e->last.be_cpus;
 	rep.has_be_quota = e->last.has_be_quota;
 	rep.be_quota_us = e->last.be_quota_us;
+	rep.burst = e->last.burst; /* decided at the tick; its rows live until the next */
 	for (size_t i = 0; i < e->nr_slots; i++)
 		if (e->slots[i].s->reacts && e->slots[i].s->enabled(&e->cfg))
 			decide_one(e, i, &in, &rep);

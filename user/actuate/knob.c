@@ -202,6 +202,38 @@ static int memory_parse(const char *s, struct knob_value *ret)
 	return s[n] ? -EINVAL : 0;
 }
 
+/* --- cfs burst --- */
+
+static int burst_read(struct cgroupfs *cg, const char *rel, struct knob_value *ret)
+{
+	return cgroupfs__read_cpu_burst(cg, rel, &ret->v.burst_us);
+}
+
+static int burst_write(struct cgroupfs *cg, const char *rel, const struct knob_target *t)
+{
+	return cgroupfs__write_cpu_burst(cg, rel, want(t)->burst_us);
+}
+
+static bool burst_holds(const struct knob_value *cur, const struct knob_target *t)
+{
+	return cur->v.burst_us == want(t)->burst_us;
+}
+
+static int burst_format(const struct knob_value *o, char *buf, size_t size)
+{
+	snprintf(buf, size, "%" PRIu64, o->v.burst_us);
+	return 0;
+}
+
+static int burst_parse(const char *s, struct knob_value *ret)
+{
+	int n = 0;
+
+	if (sscanf(s, "%" SCNu64 "%n", &ret->v.burst_us, &n) != 1 || s[0] == '-')
+		return -EINVAL;
+	return s[n] ? -EINVAL : 0;
+}
+
 #define KNOB(k, p)                    \
 	[k] = { .read = p##_read,     \
 		.write = p##_write,   \
@@ -212,7 +244,7 @@ static int memory_parse(const char *s, struct knob_value *ret)
 static const struct knob_ops knobs[PLAN_KNOB_NR] = {
 	KNOB(PLAN_KNOB_CPUSET, cpuset),	    KNOB(PLAN_KNOB_CFS_QUOTA, quota),
 	KNOB(PLAN_KNOB_SHARES, shares),	    KNOB(PLAN_KNOB_IDLE, idle),
-	KNOB(PLAN_KNOB_MEMORY_MAX, memory),
+	KNOB(PLAN_KNOB_MEMORY_MAX, memory), KNOB(PLAN_KNOB_CFS_BURST, burst),
 };
 
 const struct knob_ops *knob_ops(enum plan_knob knob)

@@ -52,6 +52,7 @@ static const struct {
 	[CG_KNOB_CPU_PERIOD] = { CG_CTRL_CPU, "cpu.cfs_period_us", "cpu.max" },
 	[CG_KNOB_CPU_SHARES] = { CG_CTRL_CPU, "cpu.shares", "cpu.weight" },
 	[CG_KNOB_CPU_IDLE] = { CG_CTRL_CPU, "cpu.idle", "cpu.idle" },
+	[CG_KNOB_CPU_BURST] = { CG_CTRL_CPU, "cpu.cfs_burst_us", "cpu.max.burst" },
 	[CG_KNOB_CPUSET_CPUS] = { CG_CTRL_CPUSET, "cpuset.cpus", "cpuset.cpus" },
 	[CG_KNOB_CPUSET_EFFECTIVE] = { CG_CTRL_CPUSET, "cpuset.effective_cpus",
 				       "cpuset.cpus.effective" },
@@ -834,6 +835,16 @@ int cgroupfs__read_cpu_idle(struct cgroupfs *cg, const char *rel, bool *ret)
 int cgroupfs__write_cpu_idle(struct cgroupfs *cg, const char *rel, bool idle)
 {
 	return write_knob_u64(cg, CG_KNOB_CPU_IDLE, rel, idle);
+}
+
+int cgroupfs__read_cpu_burst(struct cgroupfs *cg, const char *rel, uint64_t *ret_us)
+{
+	return read_knob_u64(cg, CG_KNOB_CPU_BURST, rel, ret_us);
+}
+
+int cgroupfs__write_cpu_burst(struct cgroupfs *cg, const char *rel, uint64_t burst_us)
+{
+	return write_knob_u64(cg, CG_KNOB_CPU_BURST, rel, burst_us);
 }
 
 int cgroupfs__read_cpuset(struct cgroupfs *cg, enum cg_knob knob, const char *rel,

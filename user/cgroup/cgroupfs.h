@@ -49,6 +49,7 @@ enum cg_knob {
 	CG_KNOB_CPU_PERIOD, /* v1 cpu.cfs_period_us | v2 cpu.max (second field) */
 	CG_KNOB_CPU_SHARES, /* v1 cpu.shares | v2 cpu.weight */
 	CG_KNOB_CPU_IDLE, /* cpu.idle */
+	CG_KNOB_CPU_BURST, /* v1 cpu.cfs_burst_us | v2 cpu.max.burst (us, since 5.14) */
 	CG_KNOB_CPUSET_CPUS, /* cpuset.cpus */
 	CG_KNOB_CPUSET_EFFECTIVE, /* v1 cpuset.effective_cpus | v2 cpuset.cpus.effective */
 	CG_KNOB_MEMORY_MAX, /* v1 memory.limit_in_bytes | v2 memory.max */
@@ -156,6 +157,9 @@ int cgroupfs__write_cpu_weight_raw(struct cgroupfs *cg, const char *rel,
 				   const struct cg_cpu_weight *w);
 int cgroupfs__read_cpu_idle(struct cgroupfs *cg, const char *rel, bool *ret);
 int cgroupfs__write_cpu_idle(struct cgroupfs *cg, const char *rel, bool idle);
+/* CFS burst in us; the kernel refuses (-EINVAL) a burst above the cgroup's quota. */
+int cgroupfs__read_cpu_burst(struct cgroupfs *cg, const char *rel, uint64_t *ret_us);
+int cgroupfs__write_cpu_burst(struct cgroupfs *cg, const char *rel, uint64_t burst_us);
 /* knob is CG_KNOB_CPUSET_CPUS or CG_KNOB_CPUSET_EFFECTIVE. */
 int cgroupfs__read_cpuset(struct cgroupfs *cg, enum cg_knob knob, const char *rel,
 			  struct cpumask *ret);

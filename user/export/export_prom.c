@@ -672,6 +672,67 @@ static void guard_families(struct render *r)
 	guard_reaction(r, g);
 }
 
+static const char *const burst_states[] = { "unknown", "idle", "cooling", "overload" };
+
+/* One row's gauge; @us is microseconds, exported in seconds. */
+static void burst_sample(struct render *r, const char *name, const struct snap_burst_row *b,
+			 double us)
+{
+	char *l = labels_of("pod", b->pod, "namespace", b->ns, "container", b->container, NULL);
+
+	if (l)
+		sample(r->f, name, l, NULL, us / 1e6);
+	free(l);
+}
+
+static void burst_rows(struct render *r, const char *name, const char *help, int field)
+{
+	const struct snap_burst *b = &r->en->burst;
+
+	family(r->f, name, "gauge", help);
+	for (size_t i = 0; i < b->nr; i++) {
+		const struct snap_burst_row *w = &b->rows[i];
+		double v[] = { (double)w->asked_us, (double)w->burst_us, (double)w->base_quota_us,
+			       (double)w->quota_us };
+
+		if (field == 3 && w->quota_us < 0)
+			continue;
+		burst_sample(r, name, w, v[field]);
+	}
+}
+
+static void burst_families(struct render *r)
+{
+	const struct snap_burst *b = &r->en->burst;
+
+	if (!b->enabled)
+		return;
+	family(r->f, "kqos_burst_share_pool_state", "gauge",
+	       "cpu_burst share pool state (value 1 on the current one).");
+	for (size_t i = 0; i < 4; i++) {
+		char *l = labels_of("state", burst_states[i], NULL);
+
+		if (l)
+			sample(r->f, "kqos_burst_share_pool_state", l, NULL,
+			       b->node_state == (int)i);
+		free(l);
+	}
+	family(r->f, "kqos_burst_share_pool_used_ratio", "gauge",
+	       "Share-pool CPU used over its capacity (LSE/LSR requests and LSE/LSR/BE usage "
+	       "excluded).");
+	sample(r->f, "kqos_burst_share_pool_used_ratio", NULL, NULL,
+	       b->share_pool_total > 0 ? b->share_pool_used / b->share_pool_total : 0);
+	burst_rows(r, "kqos_burst_cfs_burst_asked_seconds",
+		   "CFS burst per period cpuBurstPercent asks for, before the kernel's limit.", 0);
+	burst_rows(r, "kqos_burst_cfs_burst_seconds",
+		   "CFS burst per period written: at most the quota, which the kernel enforces.",
+		   1);
+	burst_rows(r, "kqos_burst_cfs_quota_base_seconds",
+		   "CFS quota per period of the container's limit.", 2);
+	burst_rows(r, "kqos_burst_cfs_quota_seconds",
+		   "CFS quota per period as scaled by the quota burst.", 3);
+}
+
 static void event_families(struct render *r)
 {
 	const struct snap_events *e = &r->s->events;
@@ -739,6 +800,7 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 		rdt_id_families(&r);
 		enforce_families(&r);
 		guard_families(&r);
+		burst_families(&r);
 		event_families(&r);
 	}
 	free_entities(&r);

@@ -254,6 +254,29 @@ static json_t *guard_json(const struct snap_guard *g)
 			 hist);
 }
 
+static json_t *burst_json(const struct snap_burst *b)
+{
+	static const char *const states[] = { "unknown", "idle", "cooling", "overload" };
+	json_t *rows = json_array();
+
+	for (size_t i = 0; i < b->nr; i++) {
+		const struct snap_burst_row *w = &b->rows[i];
+
+		json_array_append_new(rows, json_pack("{s:s, s:s, s:s, s:I, s:I, s:I, s:I}", "pod",
+						      w->pod, "namespace", w->ns, "container",
+						      w->container, "asked_burst_us",
+						      (json_int_t)w->asked_us, "burst_us",
+						      (json_int_t)w->burst_us, "base_quota_us",
+						      (json_int_t)w->base_quota_us, "quota_us",
+						      (json_int_t)w->quota_us));
+	}
+	return json_pack("{s:s, s:f, s:f, s:o, s:I}", "share_pool",
+			 states[(unsigned int)b->node_state < 4 ? b->node_state : 0],
+			 "share_pool_used_cores", b->share_pool_used, "share_pool_total_cores",
+			 b->share_pool_total, "containers", rows, "dropped",
+			 (json_int_t)b->nr_dropped);
+}
+
 static json_t *enforce_json(const struct snap_enforce *e)
 {
 	json_t *counts = json_array(), *recent = json_array(), *o;
@@ -282,6 +305,8 @@ static json_t *enforce_json(const struct snap_enforce *e)
 		set_new(o, "be_cfs_quota_us", json_integer(e->be_quota_us));
 	if (o && e->guard.enabled)
 		set_new(o, "guard", guard_json(&e->guard));
+	if (o && e->burst.enabled)
+		set_new(o, "cpu_burst", burst_json(&e->burst));
 	return o;
 }
 

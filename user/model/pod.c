@@ -23,6 +23,7 @@
 #define ANN_EVICT_PRIO	   "koordinator.sh/eviction-priority"
 #define LABEL_EVICT_ON	   "koordinator.sh/eviction-enabled"
 #define LABEL_KPRIO	   "koordinator.sh/priority"
+#define ANN_CPU_BURST	   "koordinator.sh/cpuBurst"
 #define WAIT_TARGET_MAX_NS (10ULL * 1000000000ULL) /* a wait of seconds is no target */
 #define NAME_MAX_LEN	   253 /* DNS-1123 subdomain */
 #define QTY_MAX_DIGITS	   19 /* significant digits: keeps the mantissa below 2^64 */
@@ -1085,6 +1086,71 @@ static void ann_rdt_clear(struct pod *pod)
 	memset(&pod->resctrl, 0, sizeof(pod->resctrl));
 }
 
+static const char *const burst_policies[] = { "none", "cpuBurstOnly", "cfsQuotaBurstOnly", "auto",
+					      NULL };
+
+int pod_burst_policy_parse(const char *s, enum pod_burst_policy *ret)
+{
+	for (int i = 0; burst_policies[i]; i++) {
+		if (!strcmp(s, burst_policies[i])) {
+			*ret = (enum pod_burst_policy)i;
+			return 0;
+		}
+	}
+	return -EINVAL;
+}
+
+const char *pod_burst_policy_name(enum pod_burst_policy p)
+{
+	return (unsigned int)p <= POD_BURST_AUTO ? burst_policies[p] : "?";
+}
+
+/* One optional int64 field of a CPUBurstConfig; a wrong type fails like Go's decoder. */
+static int burst_field(json_t *doc, const char *key, long long lo, int64_t *ret, char *why,
+		       size_t whylen)
+{
+	json_t *v = ci_get(doc, key);
+	long long n;
+
+	if (!v || json_is_null(v))
+		return 0;
+	if (parse_int_in(v, lo, INT64_MAX, &n)) {
+		snprintf(why, whylen, "%s: want an integer >= %lld", key, lo);
+		return -EINVAL;
+	}
+	*ret = n;
+	return 0;
+}
+
+static int ann_burst_parse(json_t *doc, struct pod *pod, char *why, size_t whylen)
+{
+	struct pod_cpu_burst *b = &pod->cpu_burst;
+	json_t *p = ci_get(doc, "policy");
+	enum pod_burst_policy pol;
+
+	b->policy = b->cpu_burst_pct = b->cfs_quota_burst_pct = POD_BURST_UNSET;
+	b->cfs_quota_burst_period_s = POD_BURST_UNSET;
+	if (p && !json_is_null(p) && !json_is_string(p)) {
+		snprintf(why, whylen, "policy: want a string");
+		return -EINVAL;
+	}
+	/* "" is omitempty's unset; an unknown name enables neither burst, as in koordlet */
+	if (p && json_is_string(p) && *json_string_value(p))
+		b->policy = pod_burst_policy_parse(json_string_value(p), &pol) ? POD_BURST_NONE :
+										 pol;
+	if (burst_field(doc, "cpuBurstPercent", 0, &b->cpu_burst_pct, why, whylen) ||
+	    burst_field(doc, "cfsQuotaBurstPercent", 0, &b->cfs_quota_burst_pct, why, whylen) ||
+	    burst_field(doc, "cfsQuotaBurstPeriodSeconds", -1, &b->cfs_quota_burst_period_s, why,
+			whylen))
+		return -EINVAL;
+	return 0;
+}
+
+static void ann_burst_clear(struct pod *pod)
+{
+	memset(&pod->cpu_burst, 0, sizeof(pod->cpu_burst));
+}
+
 struct ann_desc {
 	const char *key;
 	ann_parse_fn parse;
@@ -1097,6 +1163,7 @@ static const struct ann_desc anns[] = {
 	  offsetof(struct pod, res_status.state) },
 	{ ANN_EXT_SPEC, ext_spec_parse, ext_spec_clear, offsetof(struct pod, ext_spec.state) },
 	{ ANN_RESCTRL, ann_rdt_parse, ann_rdt_clear, offsetof(struct pod, resctrl.state) },
+	{ ANN_CPU_BURST, ann_burst_parse, ann_burst_clear, offsetof(struct pod, cpu_burst.state) },
 };
 
 /* One annotation value: 0, -EINVAL with the reason in @why, or -ENOMEM. */

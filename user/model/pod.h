@@ -164,6 +164,24 @@ struct pod_evict {
 	int64_t label_priority; /* label koordinator.sh/priority */
 };
 
+/*
+ * koordinator.sh/cpuBurst: a CPUBurstConfig merged field by field over the node's
+ * cpuBurstStrategy. Fields not given are POD_BURST_UNSET.
+ */
+#define POD_BURST_UNSET INT64_MIN
+enum pod_burst_policy {
+	POD_BURST_NONE = 0,
+	POD_BURST_CPU_ONLY, /* cpuBurstOnly */
+	POD_BURST_CFS_QUOTA_ONLY, /* cfsQuotaBurstOnly */
+	POD_BURST_AUTO, /* auto: both */
+};
+
+struct pod_cpu_burst {
+	enum pod_ann state;
+	int64_t policy; /* enum pod_burst_policy or POD_BURST_UNSET */
+	int64_t cpu_burst_pct, cfs_quota_burst_pct, cfs_quota_burst_period_s;
+};
+
 struct pod {
 	char *uid; /* [0-9a-fA-F-], 1..POD_UID_MAX chars: safe in a path */
 	char *name;
@@ -182,6 +200,7 @@ struct pod {
 	struct pod_resource_status res_status;
 	struct pod_ext_spec ext_spec;
 	struct pod_resctrl resctrl;
+	struct pod_cpu_burst cpu_burst;
 	/*
 	 * Bare-metal groups only (is_static): the cgroup directories matched by the group's
 	 * path or glob, relative to the hierarchy root and starting with '/'. Kubernetes pods
@@ -341,6 +360,10 @@ bool pod__evict_allowed(const struct pod *pod, enum pod_evictor s);
 const char *pod_evictor_name(enum pod_evictor s); /* "BECPUEvict", ... */
 /* koordinator's spec.priority with the default of the priority class when absent or 0. */
 int32_t pod__priority_value(const struct pod *pod);
+/* "none", "cpuBurstOnly", "cfsQuotaBurstOnly", "auto"; -EINVAL for anything else (koordlet
+ * treats an unknown policy as enabling neither burst: callers map -EINVAL to none). */
+int pod_burst_policy_parse(const char *s, enum pod_burst_policy *ret);
+const char *pod_burst_policy_name(enum pod_burst_policy p);
 
 /* For builders outside the parser (bare-metal groups): all fields POD_RES_UNSET. */
 void pod_res_init(struct pod_res *res);

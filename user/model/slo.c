@@ -16,6 +16,10 @@ void slo_config_init(struct slo_config *cfg)
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
+	cfg->burst = (struct burst_config){ .cpu_burst_pct = 1000,
+					    .cfs_quota_burst_pct = 300,
+					    .cfs_quota_burst_period_s = -1,
+					    .share_pool_threshold_pct = 50 };
 	cfg->be_shares = 2;
 	cfg->mid_ls_protected = true;
 	cfg->weight_formula = CG_WEIGHT_LINEAR;
@@ -272,6 +276,39 @@ static int parse_threshold(json_t *o, struct slo_config *cfg, char *err, size_t 
 	return parse_evict_threshold(&c, o, &cfg->evict);
 }
 
+static int parse_burst(json_t *o, struct burst_config *b, char *err, size_t err_len)
+{
+	/* the order of enum pod_burst_policy */
+	static const char *const policies[] = { "none", "cpuBurstOnly", "cfsQuotaBurstOnly", "auto",
+						NULL };
+	struct pctx c = { err, err_len, "nodeSLO.cpuBurstStrategy" };
+	long long v;
+	int p, r;
+
+	if ((r = get_enum(&c, o, "policy", policies, &p)) < 0)
+		return r;
+	if (r)
+		b->policy = p;
+	if ((r = get_int(&c, o, "cpuBurstPercent", 0, 1000000, &v)) < 0)
+		return r;
+	if (r)
+		b->cpu_burst_pct = v;
+	/* below 100 % the ceiling would sit under the base: koordlet clamps to the base anyway */
+	if ((r = get_int(&c, o, "cfsQuotaBurstPercent", 100, 1000000, &v)) < 0)
+		return r;
+	if (r)
+		b->cfs_quota_burst_pct = v;
+	if ((r = get_int(&c, o, "cfsQuotaBurstPeriodSeconds", -1, 1LL << 31, &v)) < 0)
+		return r;
+	if (r)
+		b->cfs_quota_burst_period_s = v;
+	if ((r = get_int(&c, o, "sharePoolThresholdPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		b->share_pool_threshold_pct = v;
+	return 0;
+}
+
 /* @text as a JSON object, or NULL with a message naming @what in @err. */
 static json_t *load_object(const char *text, const char *what, char *err, size_t err_len)
 {
@@ -300,6 +337,8 @@ static int parse_policy(const char *text, struct slo_config *cfg, char *err, siz
 	r = sub_object(&c, root, "resourceUsedThresholdWithBE", &o);
 	if (r > 0)
 		r = parse_threshold(o, cfg, err, err_len);
+	if (r >= 0 && (r = sub_object(&c, root, "cpuBurstStrategy", &o)) > 0)
+		r = parse_burst(o, &cfg->burst, err, err_len);
 	json_decref(root);
 	return r < 0 ? r : 0;
 }

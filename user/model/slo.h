@@ -80,12 +80,22 @@ struct evict_config {
 	uint64_t cpu_cool_ns, memory_cool_ns; /* koordlet's cool-downs: 20 s, 4 s */
 };
 
+/* nodeSLO.cpuBurstStrategy (koordinator.md §4.4, §5.4); policy is an enum pod_burst_policy. */
+struct burst_config {
+	int policy; /* none (default), cpuBurstOnly, cfsQuotaBurstOnly, auto */
+	int64_t cpu_burst_pct; /* 1000: cfs burst = limit x this / 100 */
+	int64_t cfs_quota_burst_pct; /* 300: quota ceiling = base x this / 100 */
+	int64_t cfs_quota_burst_period_s; /* -1: no token bucket */
+	int64_t share_pool_threshold_pct; /* 50: share pool overloaded at this usage */
+};
+
 struct slo_config {
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */
 	int suppress_min_pct; /* 0..100, -1 when unset */
 	enum suppress_policy suppress_policy;
+	struct burst_config burst; /* nodeSLO.cpuBurstStrategy */
 
 	/* strategies.* (kqos) */
 	uint64_t be_shares; /* weight policy: besteffort shares, default 2 */

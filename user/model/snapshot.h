@@ -178,6 +178,21 @@ struct snap_guard {
 	double react_user_sum_s, react_user_max_s;
 };
 
+/* cpu_burst: the share pool and each container's burst as asked and as written. */
+#define SNAP_BURST_MAX 64
+struct snap_burst {
+	bool enabled;
+	int node_state; /* enum burst_node_state: 0 unknown, 1 idle, 2 cooling, 3 overload */
+	double share_pool_used, share_pool_total; /* cores */
+	size_t nr; /* rows kept; nr_dropped past SNAP_BURST_MAX */
+	size_t nr_dropped;
+	struct snap_burst_row {
+		char pod[64], ns[64], container[64];
+		__u64 asked_us, burst_us;
+		__s64 base_quota_us, quota_us; /* quota_us -1: the quota burst is off for it */
+	} rows[SNAP_BURST_MAX];
+};
+
 struct snap_enforce {
 	bool enabled; /* some strategy is on */
 	bool dry_run;
@@ -191,6 +206,7 @@ struct snap_enforce {
 	size_t nr_recent; /* newest first */
 	struct snap_action recent[SNAP_RECENT];
 	struct snap_guard guard;
+	struct snap_burst burst;
 };
 
 /* The kernel's event path: ring buffer figures since start. */
