@@ -19,6 +19,7 @@
 #define SCALE_UP      1.2
 #define SCALE_DOWN    0.8
 #define COOLING_RATIO 0.9
+#define CONSUME_FROM  100.0 /* usage % from which a bucket is spent */
 #define REFILL_BELOW  60.0 /* usage % under which a bucket refills */
 
 /* What persists per container between ticks: the scaled quota and its bucket. */
@@ -86,11 +87,11 @@ uint64_t burst_clamp_us(uint64_t asked_us, int64_t quota_us)
 
 enum burst_node_state burst_node_state(double used_cores, double total_cores, int64_t threshold_pct)
 {
-	double ratio, thr = (double)threshold_pct / 100.0;
+	double ratio = 1.0, thr = (double)threshold_pct / 100.0;
 
-	if (total_cores <= 0)
-		return BURST_NODE_UNKNOWN;
-	ratio = used_cores / total_cores;
+	/* no share pool left (LSE/LSR requests take every CPU) counts as full, as in koordlet */
+	if (total_cores > 0)
+		ratio = used_cores / total_cores;
 	if (ratio >= thr)
 		return BURST_NODE_OVERLOAD;
 	if (ratio >= COOLING_RATIO * thr)
@@ -98,11 +99,11 @@ enum burst_node_state burst_node_state(double used_cores, double total_cores, in
 	return BURST_NODE_IDLE;
 }
 
+/* By the raw label, as koordlet: what may burst is what shares the pool. */
 static bool shares_pool(const struct pod *pod)
 {
-	enum pod_qos q = pod__reconciler_qos(pod);
-
-	return q != POD_QOS_LSE && q != POD_QOS_LSR && q != POD_QOS_BE;
+	return pod->qos_raw != POD_QOS_LSE && pod->qos_raw != POD_QOS_LSR &&
+	       pod->qos_raw != POD_QOS_BE;
 }
 
 static double requests_cores(const struct pod *pod)
@@ -128,12 +129,11 @@ bool burst_share_pool(const struct snapshot *snap, double *used, double *total)
 		return false;
 	for (size_t i = 0; i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
-		enum pod_qos q;
 
-		if (!sp->pod || !sp->pod->is_active || shares_pool(sp->pod))
+		/* every pod the source lists, finished ones too, as koordlet's pod list */
+		if (!sp->pod || shares_pool(sp->pod))
 			continue;
-		q = pod__reconciler_qos(sp->pod);
-		if (q != POD_QOS_BE)
+		if (sp->pod->qos_raw != POD_QOS_BE)
 			excl_req += requests_cores(sp->pod);
 		if (sp->st.has_cpu)
 			excl_used += sp->st.cpu_cores;
@@ -174,29 +174,42 @@ enum burst_op burst_op_for(bool throttled, enum burst_node_state node, bool toke
 }
 
 bool burst_bucket_update(struct burst_bucket *b, int64_t period_s, int64_t quota_pct,
-			 double usage_pct, uint64_t now_ns)
+			 double usage_pct, uint64_t now_ns, double init_ratio)
 {
-	double cap = (double)period_s * (double)(quota_pct - 100), dt;
-	uint64_t expire_ns = 2ULL * (uint64_t)period_s * 1000000000ULL;
+	double cap = (double)period_s * (double)(quota_pct - 100), dt = 0;
+	uint64_t expire_ns = 2ULL * (uint64_t)(period_s > 0 ? period_s : 0) * 1000000000ULL;
 
-	if (cap < 0)
-		cap = 0;
-	/* a new limiter, a changed config or one idle for 2 periods starts full */
-	if (!b->started || b->capacity != cap || now_ns - b->last_ns > expire_ns) {
-		*b = (struct burst_bucket){
-			.started = true, .tokens = cap, .capacity = cap, .last_ns = now_ns
-		};
-		return b->tokens > 0;
-	}
+	/* a new limiter, a changed capacity or one idle for 2 periods starts part full */
+	if (!b->started || b->capacity != cap || now_ns - b->last_ns > expire_ns)
+		*b = (struct burst_bucket){ .started = true,
+					    .tokens = cap * init_ratio,
+					    .capacity = cap,
+					    .last_ns = now_ns };
 	dt = (double)(now_ns - b->last_ns) / 1e9;
 	b->last_ns = now_ns;
-	if (usage_pct >= 100.0)
+	usage_pct = (double)(int64_t)usage_pct; /* koordlet passes a whole percent */
+	if (usage_pct >= CONSUME_FROM)
 		b->tokens -= (usage_pct - 100.0) * dt;
 	else if (usage_pct < REFILL_BELOW)
 		b->tokens += (100.0 - usage_pct) * dt;
 	if (b->tokens > cap)
 		b->tokens = cap;
+	if (b->tokens < -cap)
+		b->tokens = -cap;
 	return b->tokens > 0;
+}
+
+/*
+ * koordlet starts a bucket at a random [0, 0.5) of its capacity so that containers do not
+ * drain in step; a hash of the cgroup gives the same spread and keeps decide() pure.
+ */
+double burst_bucket_init_ratio(const char *cgroup)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (const char *c = cgroup; *c; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ULL;
+	return (double)(h % 1000) / 2000.0;
 }
 
 /* --- state --------------------------------------------------------------------------------- */
@@ -288,7 +301,7 @@ static struct burst_row *row_new(struct burst_state *s)
 
 /* --- decide -------------------------------------------------------------------------------- */
 
-/* LS or unlabelled (the raw label), Pending or Running, with a cgroup. */
+/* Not labelled LSE, LSR or BE (so LS, SYSTEM, unlabelled), Pending or Running, a cgroup. */
 static bool eligible(const struct snap_pod *sp)
 {
 	const struct pod *pod = sp->pod;
@@ -297,7 +310,7 @@ static bool eligible(const struct snap_pod *sp)
 		return false;
 	if (pod->phase != POD_PHASE_PENDING && pod->phase != POD_PHASE_RUNNING)
 		return false;
-	return pod->qos_raw == POD_QOS_LS || pod->qos_raw == POD_QOS_NONE;
+	return shares_pool(pod);
 }
 
 struct pod_sums {
@@ -312,7 +325,8 @@ static int plan_quota(struct burst_state *s, const struct strategy_input *in,
 {
 	const struct snap_stats *st = &sc->st;
 	struct burst_ctr *c = ctr_get(s, sc->cgroup, base_us);
-	double usage_pct = st->has_cpu ? st->cpu_cores * PERIOD_US * 100.0 / (double)base_us : 0;
+	/* no usage figure counts as using the limit, as in koordlet */
+	double usage_pct = st->has_cpu ? st->cpu_cores * PERIOD_US * 100.0 / (double)base_us : 100;
 	bool tokens = true;
 	char why[PLAN_WHY_MAX];
 	enum burst_op op;
@@ -322,7 +336,8 @@ static int plan_quota(struct burst_state *s, const struct strategy_input *in,
 	c->seen = true;
 	if (bc->cfs_quota_burst_period_s >= 0)
 		tokens = burst_bucket_update(&c->bucket, bc->cfs_quota_burst_period_s,
-					     bc->cfs_quota_burst_pct, usage_pct, in->now_ns);
+					     bc->cfs_quota_burst_pct, usage_pct, in->now_ns,
+					     burst_bucket_init_ratio(sc->cgroup));
 	else
 		c->bucket.started = false;
 	op = burst_op_for(st->has_throttle && st->throttled_ratio > 0, node, tokens);

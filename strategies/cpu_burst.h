@@ -23,7 +23,8 @@ uint64_t burst_asked_us(int64_t limit_milli, int64_t cpu_burst_pct);
 /* What the kernel accepts: at most the quota in force (50000 takes 50000, refuses 50001). */
 uint64_t burst_clamp_us(uint64_t asked_us, int64_t quota_us);
 
-/* The share pool (non-LSE/LSR/BE pods' CPUs) against sharePoolThresholdPercent. */
+/* The share pool (non-LSE/LSR/BE pods' CPUs) against sharePoolThresholdPercent; no pool
+ * left (total <= 0) is overloaded. */
 enum burst_node_state burst_node_state(double used_cores, double total_cores,
 				       int64_t threshold_pct);
 /* Share-pool usage and capacity from the snapshot; false without node usage. */
@@ -37,9 +38,9 @@ enum burst_op burst_op_for(bool throttled, enum burst_node_state node, bool toke
 
 /*
  * The token bucket of one container (cfsQuotaBurstPeriodSeconds >= 0), in percent-seconds of
- * its limit: capacity period x (pct - 100); each round at usage >= 100 % consumes
- * (usage - 100) x dt, below 60 % refills (100 - usage) x dt. Idle for 2 x period, it starts
- * full again.
+ * its limit: capacity period x (pct - 100), tokens within [-capacity, capacity]; each round at
+ * usage >= 100 % consumes (usage - 100) x dt, below 60 % refills (100 - usage) x dt. New, or
+ * idle for 2 x period, or with a changed capacity, it starts at @init_ratio of the capacity.
  */
 struct burst_bucket {
 	bool started;
@@ -49,6 +50,8 @@ struct burst_bucket {
 
 /* Update with @usage_pct over the time since the last call; true while tokens are left. */
 bool burst_bucket_update(struct burst_bucket *b, int64_t period_s, int64_t quota_pct,
-			 double usage_pct, uint64_t now_ns);
+			 double usage_pct, uint64_t now_ns, double init_ratio);
+/* A container's start fill in [0, 0.5): koordlet's random spread, from the cgroup path. */
+double burst_bucket_init_ratio(const char *cgroup);
 
 #endif

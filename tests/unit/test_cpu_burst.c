@@ -167,6 +167,11 @@ Test(cpu_burst, only_ls_and_unlabelled_pods_with_a_limit)
 {
 	enum pod_qos no[] = { POD_QOS_LSE, POD_QOS_LSR, POD_QOS_BE };
 
+	/* by the raw label, as koordlet: SYSTEM shares the pool and may burst */
+	pod.qos_raw = POD_QOS_SYSTEM;
+	decide_at(NS);
+	cr_assert_not_null(entry(CTR0, PLAN_KNOB_CFS_BURST));
+
 	for (size_t i = 0; i < 3; i++) {
 		pod.qos_raw = no[i];
 		decide_at(NS);
@@ -202,7 +207,8 @@ Test(cpu_burst, node_states)
 	cr_assert_eq(burst_node_state(3.5, 8, 50), BURST_NODE_IDLE);
 	cr_assert_eq(burst_node_state(3.7, 8, 50), BURST_NODE_COOLING);
 	cr_assert_eq(burst_node_state(4.0, 8, 50), BURST_NODE_OVERLOAD);
-	cr_assert_eq(burst_node_state(1, 0, 50), BURST_NODE_UNKNOWN);
+	/* LSE/LSR requests take every CPU: no pool left is overloaded, as in koordlet */
+	cr_assert_eq(burst_node_state(1, 0, 50), BURST_NODE_OVERLOAD);
 	cr_assert_eq(burst_op_for(true, BURST_NODE_IDLE, true), BURST_OP_UP);
 	cr_assert_eq(burst_op_for(false, BURST_NODE_IDLE, true), BURST_OP_REMAIN);
 	cr_assert_eq(burst_op_for(true, BURST_NODE_COOLING, true), BURST_OP_REMAIN);
@@ -284,43 +290,69 @@ Test(cpu_burst, bucket_consumes_above_the_limit_and_refills_below_60_percent)
 {
 	struct burst_bucket b = { 0 };
 
-	/* 10 s x (300 - 100) = 2000 %-s, full at first */
-	cr_assert(burst_bucket_update(&b, 10, 300, 250, 0));
+	/* 10 s x (300 - 100) = 2000 %-s; started full here to follow the arithmetic */
+	cr_assert(burst_bucket_update(&b, 10, 300, 250, 0, 1.0));
 	cr_assert_float_eq(b.tokens, 2000, 1e-9);
 	/* 250 % for 10 s: 1500 spent */
-	cr_assert(burst_bucket_update(&b, 10, 300, 250, 10 * NS));
+	cr_assert(burst_bucket_update(&b, 10, 300, 250, 10 * NS, 1.0));
 	cr_assert_float_eq(b.tokens, 500, 1e-9);
-	/* 80 %: neither */
-	cr_assert(burst_bucket_update(&b, 10, 300, 80, 12 * NS));
+	/* 80 %: neither; 100 % spends nothing either */
+	cr_assert(burst_bucket_update(&b, 10, 300, 80, 12 * NS, 1.0));
+	cr_assert(burst_bucket_update(&b, 10, 300, 100, 13 * NS, 1.0));
 	cr_assert_float_eq(b.tokens, 500, 1e-9);
 	/* 300 % for 3 s: 600 more than left */
-	cr_assert_not(burst_bucket_update(&b, 10, 300, 300, 15 * NS));
+	cr_assert_not(burst_bucket_update(&b, 10, 300, 300, 16 * NS, 1.0));
+	cr_assert_float_eq(b.tokens, -100, 1e-9);
 	/* 20 % for 5 s: 400 back */
-	cr_assert(burst_bucket_update(&b, 10, 300, 20, 20 * NS));
+	cr_assert(burst_bucket_update(&b, 10, 300, 20, 21 * NS, 1.0));
 	cr_assert_float_eq(b.tokens, 300, 1e-9);
-	/* capped at the capacity */
-	cr_assert(burst_bucket_update(&b, 10, 300, 0, 40 * NS));
+	/* capped at the capacity, and at minus the capacity */
+	cr_assert(burst_bucket_update(&b, 10, 300, 0, 40 * NS, 1.0));
 	cr_assert_float_eq(b.tokens, 2000, 1e-9);
-	/* drained, then idle for more than 2 periods: a new, full bucket */
-	b.tokens = -5;
-	cr_assert(burst_bucket_update(&b, 10, 300, 300, 61 * NS));
-	cr_assert_float_eq(b.tokens, 2000, 1e-9);
+	cr_assert_not(burst_bucket_update(&b, 10, 300, 500, 59 * NS, 1.0));
+	cr_assert_float_eq(b.tokens, -2000, 1e-9);
+	/* idle for more than 2 periods: a new bucket at its start fill */
+	cr_assert(burst_bucket_update(&b, 10, 300, 300, 80 * NS, 0.25));
+	cr_assert_float_eq(b.tokens, 500, 1e-9);
+	/* a changed capacity starts over too */
+	cr_assert(burst_bucket_update(&b, 20, 300, 300, 81 * NS, 0.25));
+	cr_assert_float_eq(b.tokens, 1000, 1e-9);
+	/* an empty start refuses at once */
+	memset(&b, 0, sizeof(b));
+	cr_assert_not(burst_bucket_update(&b, 10, 300, 50, 0, 0));
+}
+
+Test(cpu_burst, bucket_start_fill_is_spread_and_stable)
+{
+	double a = burst_bucket_init_ratio(CTR0), b = burst_bucket_init_ratio(CTR1);
+
+	cr_assert(a >= 0 && a < 0.5 && b >= 0 && b < 0.5, "%g %g", a, b);
+	cr_assert_neq(a, b);
+	cr_assert_eq(a, burst_bucket_init_ratio(CTR0));
 }
 
 Test(cpu_burst, empty_bucket_forces_the_quota_down)
 {
 	struct snap_stats *st = &snap->pods[0].ctrs[0].st;
+	double tokens = 2000 * burst_bucket_init_ratio(CTR0);
+	int64_t want = 50000;
+	bool went_up = false;
 
-	cfg.burst.cfs_quota_burst_period_s = 2; /* 2 x 200 = 400 %-s */
+	cfg.burst.cfs_quota_burst_period_s = 10; /* 10 x 200 = 2000 %-s, started at < half */
 	throttle(0, 0.5);
 	st->has_cpu = true;
 	st->cpu_cores = 1.0; /* 200 % of a 500m limit: 100 %-s spent per second */
-	for (int i = 1; i <= 4; i++)
+	for (int i = 1; i <= 20; i++) {
 		decide_at((uint64_t)i * NS);
-	/* 4 steps up while tokens last: the first fills the bucket, each next spends 100 */
-	cr_assert_eq(quota(CTR0), 103680);
-	decide_at(5 * NS); /* 400 - 4 x 100 = 0: no tokens left */
-	cr_assert_eq(quota(CTR0), 82944);
+		if (i > 1)
+			tokens -= 100;
+		/* up while tokens are left, then down although throttled */
+		want = burst_scale(want, tokens > 0 ? BURST_OP_UP : BURST_OP_DOWN, 50000, 300);
+		went_up = went_up || want > 50000;
+		cr_assert_eq(quota(CTR0), want, "round %d", i);
+	}
+	cr_assert(went_up, "start fill %g: the test wants a round up", tokens);
+	cr_assert_eq(want, 50000, "back to base once the bucket is empty");
 }
 
 Test(cpu_burst, annotation_merges_over_the_node)
