@@ -20,6 +20,7 @@
 #include "export.h"
 #include "host.h"
 #include "log.h"
+#include "nodeslo.h"
 #include "podsrc.h"
 #include "react.h"
 #include "rdtmon.h"
@@ -54,6 +55,7 @@ struct agent {
 	struct enforcer *enf; /* NULL with --once (monitoring only) */
 	struct window *win; /* metric history for the strategies; with enf */
 	struct evictor *ev; /* the only place that evicts; with enf */
+	struct nodeslo *nslo; /* nodeSLO.source "apiserver"; NULL otherwise */
 	struct reactor *react; /* the event path */
 	struct snapshot *snap; /* the latest */
 	struct snap_enforce enforce; /* what enforcement did in the latest tick */
@@ -267,6 +269,73 @@ static int open_evictor(struct agent *a)
 	return evictor__new(&o, &a->ev);
 }
 
+/* nodeSLO.source "apiserver": the cluster's NodeSLO replaces the file's nodeSLO spec. */
+static int open_nodeslo(struct agent *a)
+{
+	struct nodeslo_opts o;
+	char err[256];
+	int r;
+
+	if (!a->enf)
+		return 0;
+	r = nodeslo_opts_parse(a->cfg.node_slo_json, &o, err, sizeof(err));
+	if (r) {
+		log_err("invalid nodeSLO source", "err=\"%s\"", err);
+		return r;
+	}
+	return o.apiserver ? nodeslo__new(&o, &a->nslo) : 0;
+}
+
+/* The spec in force: the API server's last good one, else the file's. */
+static const char *policy_json(const struct agent *a, const struct kqos_config *c)
+{
+	const char *spec = a->nslo ? nodeslo__spec(a->nslo) : NULL;
+
+	return spec ? spec : json_or_null(c->node_slo_json);
+}
+
+/* The file's strategies with the Node's annotations over them (caller frees), or NULL. */
+static char *strategies_json(const struct agent *a, const struct kqos_config *c)
+{
+	const struct nodeslo_node *n = a->nslo ? nodeslo__node(a->nslo) : NULL;
+	char *out = NULL;
+
+	if (n && nodeslo_overlay(json_or_null(c->strategies_json), n, &out))
+		log_warn("node annotations not applied", "err=%d", -ENOMEM);
+	return out;
+}
+
+/* Apply a new NodeSLO exactly as a reload applies the file's nodeSLO. */
+static void poll_nodeslo(struct agent *a, __u64 now)
+{
+	char *strat;
+
+	if (!a->nslo || nodeslo__poll(a->nslo, now) <= 0)
+		return;
+	strat = strategies_json(a, &a->cfg);
+	if (enforcer__reconfigure(a->enf, policy_json(a, &a->cfg),
+				  strat ? strat : json_or_null(a->cfg.strategies_json),
+				  a->cfg.dry_run))
+		log_err("NodeSLO from the API server not applied, keeping the running spec",
+			"node=%s", nodeslo__node_name(a->nslo));
+	else
+		log_info("NodeSLO applied", "node=%s spec=%s", nodeslo__node_name(a->nslo),
+			 nodeslo__spec(a->nslo));
+	free(strat);
+}
+
+static void fill_nodeslo(const struct agent *a, struct snap_enforce *e)
+{
+	e->nodeslo.apiserver = a->nslo != NULL;
+	if (!a->nslo)
+		return;
+	e->nodeslo.stale = nodeslo__stale(a->nslo);
+	e->nodeslo.has_spec = nodeslo__spec(a->nslo) != NULL;
+	e->nodeslo.updates = nodeslo__updates(a->nslo);
+	e->nodeslo.failures = nodeslo__failures(a->nslo);
+	snprintf(e->nodeslo.node, sizeof(e->nodeslo.node), "%s", nodeslo__node_name(a->nslo));
+}
+
 static int open_kubelet(const struct kqos_config *c, struct podsrc **ret)
 {
 	struct podsrc_kubelet_opts o = {
@@ -424,6 +493,8 @@ static int start(struct agent *a)
 	if (!err)
 		err = open_evictor(a);
 	if (!err)
+		err = open_nodeslo(a);
+	if (!err)
 		err = open_exporter(a);
 	if (!err)
 		err = reactor__new(a->col, a->enf, &a->react);
@@ -449,6 +520,7 @@ static void stop(struct agent *a)
 	reactor__free(a->react);
 	evictor__free(a->ev);
 	window__free(a->win);
+	nodeslo__free(a->nslo);
 	enforcer__free(a->enf);
 	snapshot__put(a->snap);
 	exporter__free(a->exp);
@@ -579,9 +651,11 @@ static void tick(struct agent *a)
 	}
 	gather(a, now, (size_t)n, &in);
 	s = snapbuild__build(a->sb, &in);
+	poll_nodeslo(a, now);
 	/* Decide and apply on the snapshot before anyone else sees it; the result goes beside. */
 	if (s && a->enf)
 		decide(a, s);
+	fill_nodeslo(a, &a->enforce);
 	if (s)
 		after_build(a, s);
 	if (s)
@@ -608,6 +682,17 @@ static int print_once(struct agent *a)
 	if (a->opts->format == OUT_JSON)
 		return report_json(stdout, a->snap, &a->enforce);
 	return report_text(stdout, a->snap);
+}
+
+/* The client is made at start: a reload keeps its source and API server keys. */
+static bool nodeslo_source_changed(const struct kqos_config *run, const struct kqos_config *cfg)
+{
+	struct nodeslo_opts a, b;
+
+	if (nodeslo_opts_parse(run->node_slo_json, &a, NULL, 0) ||
+	    nodeslo_opts_parse(cfg->node_slo_json, &b, NULL, 0))
+		return false; /* the reload's own check has said why */
+	return memcmp(&a, &b, sizeof(a)) != 0;
 }
 
 /*
@@ -640,6 +725,9 @@ static void keep_start_only(const struct agent *a, struct kqos_config *cfg)
 	KEEP(proc_root, "procRoot");
 	KEEP(eviction, "eviction");
 #undef KEEP
+	if (nodeslo_source_changed(run, cfg))
+		n += snprintf(changed + n, n < sizeof(changed) ? sizeof(changed) - n : 0, "%s%s",
+			      n ? "," : "", "nodeSLO.source,nodeSLO.apiserver");
 	if (n)
 		log_warn("these keys apply after a restart; running values kept", "keys=%s",
 			 changed);
@@ -648,15 +736,21 @@ static void keep_start_only(const struct agent *a, struct kqos_config *cfg)
 static void reload(struct agent *a)
 {
 	struct kqos_config cfg;
-	char err[CONFIG_ERR_LEN];
+	char err[CONFIG_ERR_LEN], *strat;
+	bool err_cfg;
 
 	if (opts_load_config(a->opts, &cfg, err, sizeof(err))) {
 		log_err("config reload failed, keeping the running config", "detail=\"%s\"", err);
 		return;
 	}
 	keep_start_only(a, &cfg);
-	if (a->enf && enforcer__reconfigure(a->enf, json_or_null(cfg.node_slo_json),
-					    json_or_null(cfg.strategies_json), cfg.dry_run)) {
+	strat = strategies_json(a, &cfg);
+	/* with the API server as source, its spec stays in force over the file's */
+	err_cfg = a->enf && enforcer__reconfigure(a->enf, policy_json(a, &cfg),
+						  strat ? strat : json_or_null(cfg.strategies_json),
+						  cfg.dry_run);
+	free(strat);
+	if (err_cfg) {
 		log_err("strategy reload failed, keeping the running config", NULL);
 		return;
 	}

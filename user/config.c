@@ -10,6 +10,7 @@
 #include <jansson.h>
 
 #include "config.h"
+#include "nodeslo.h"
 #include "pod.h"
 #include "slo.h"
 
@@ -609,6 +610,7 @@ static int validate(struct parse_ctx *c, struct kqos_config *cfg)
 {
 	struct pmu_event_cfg ev[KQOS_PMU_MAX];
 	struct slo_config slo;
+	struct nodeslo_opts nslo;
 	char why[1400];
 	int n;
 
@@ -627,6 +629,8 @@ static int validate(struct parse_ctx *c, struct kqos_config *cfg)
 	if (slo_config_parse(*cfg->node_slo_json ? cfg->node_slo_json : NULL,
 			     *cfg->strategies_json ? cfg->strategies_json : NULL, &slo, why,
 			     sizeof(why)))
+		return fail(c, "%s", why);
+	if (nodeslo_opts_parse(cfg->node_slo_json, &nslo, why, sizeof(why)))
 		return fail(c, "%s", why);
 	/* One checkpoint for the model and cpuset rules; strategies.cpuManagerStatePath is an alias. */
 	if (*slo.cpu_manager_state)

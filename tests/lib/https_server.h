@@ -7,7 +7,9 @@
 /*
  * A fake kubelet for tests: a python3 http.server on 127.0.0.1 (port picked by the kernel),
  * over TLS with a fresh self-signed certificate (openssl CLI, SAN IP:127.0.0.1) or plain
- * HTTP. It serves GET /pods from files in its state directory, read on every request:
+ * HTTP. Any other GET path P is served (200) from the state file "get" + P with '/' as '_'
+ * when it exists (the API server's objects; last_get records P), else 404.
+ * It serves GET /pods from files in its state directory, read on every request:
  *   body          the response body (200)
  *   expect_token  when present: "Authorization: Bearer <content>" is required, else 401
  *   mode          "ok" (default), "garbage" (200 with a non-JSON body), "slow" (sleep 5 s

@@ -733,6 +733,33 @@ static void burst_families(struct render *r)
 		   "CFS quota per period as scaled by the quota burst.", 3);
 }
 
+static void nodeslo_families(struct render *r)
+{
+	const struct snap_nodeslo *n = &r->en->nodeslo;
+	char *l;
+
+	if (!n->apiserver)
+		return;
+	family(r->f, "kqos_nodeslo_stale", "gauge",
+	       "1 when the last read of the node's NodeSLO failed; the last good spec stays.");
+	l = labels_of("node", n->node, NULL);
+	if (l)
+		sample(r->f, "kqos_nodeslo_stale", l, NULL, n->stale);
+	family(r->f, "kqos_nodeslo_spec_loaded", "gauge",
+	       "1 once a NodeSLO spec from the API server is in force (0: the file's).");
+	if (l)
+		sample(r->f, "kqos_nodeslo_spec_loaded", l, NULL, n->has_spec);
+	family(r->f, "kqos_nodeslo_updates_total", "counter",
+	       "NodeSLO specs or node annotations from the API server applied.");
+	if (l)
+		sample_u64(r->f, "kqos_nodeslo_updates_total", l, NULL, n->updates);
+	family(r->f, "kqos_nodeslo_failures_total", "counter",
+	       "Failed reads of the NodeSLO: unreachable, 404, garbage or a bad spec.");
+	if (l)
+		sample_u64(r->f, "kqos_nodeslo_failures_total", l, NULL, n->failures);
+	free(l);
+}
+
 static void event_families(struct render *r)
 {
 	const struct snap_events *e = &r->s->events;
@@ -801,6 +828,7 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 		enforce_families(&r);
 		guard_families(&r);
 		burst_families(&r);
+		nodeslo_families(&r);
 		event_families(&r);
 	}
 	free_entities(&r);

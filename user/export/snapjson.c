@@ -307,6 +307,12 @@ static json_t *enforce_json(const struct snap_enforce *e)
 		set_new(o, "guard", guard_json(&e->guard));
 	if (o && e->burst.enabled)
 		set_new(o, "cpu_burst", burst_json(&e->burst));
+	if (o && e->nodeslo.apiserver)
+		set_new(o, "nodeslo",
+			json_pack("{s:s, s:s, s:b, s:b, s:I, s:I}", "source", "apiserver", "node",
+				  e->nodeslo.node, "stale", e->nodeslo.stale, "spec_loaded",
+				  e->nodeslo.has_spec, "updates", (json_int_t)e->nodeslo.updates,
+				  "failures", (json_int_t)e->nodeslo.failures));
 	return o;
 }
 

@@ -207,6 +207,14 @@ struct snap_enforce {
 	struct snap_action recent[SNAP_RECENT];
 	struct snap_guard guard;
 	struct snap_burst burst;
+	/* nodeSLO.source "apiserver": where the spec in force comes from */
+	struct snap_nodeslo {
+		bool apiserver;
+		bool stale; /* the last fetch failed; the last good spec stays */
+		bool has_spec; /* false: none read yet, the file's nodeSLO is in force */
+		char node[64];
+		__u64 updates, failures; /* since start */
+	} nodeslo;
 };
 
 /* The kernel's event path: ring buffer figures since start. */
