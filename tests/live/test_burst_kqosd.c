@@ -18,6 +18,7 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "https_server.h"
 #include "live.h"
 
 #define CID "fedcba9876543210fedcba9876543210fedcba9876543210fedcba9876543210"
@@ -73,7 +74,11 @@ static bool wait_for(const char *dir, const char *file, long long want, unsigned
 	return false;
 }
 
-static void write_files(void)
+static const char *const file_slo =
+	"{\"cpuBurstStrategy\": {\"policy\": \"auto\", \"sharePoolThresholdPercent\": 100}}";
+
+/* The PodList, and the config with @node_slo as its nodeSLO object. */
+static void write_files(const char *node_slo)
 {
 	FILE *f = fopen(pods_file, "w");
 
@@ -98,9 +103,8 @@ static void write_files(void)
 		" \"procRoot\": \"%s\",\n"
 		" \"pods\": {\"source\": \"file\", \"file\": {\"path\": \"%s\", \"interval\": "
 		"\"300ms\"}},\n"
-		" \"nodeSLO\": {\"cpuBurstStrategy\": {\"policy\": \"auto\", "
-		"\"sharePoolThresholdPercent\": 100}}}\n",
-		state_dir, prom_dir, proc_dir, pods_file);
+		" \"nodeSLO\": %s}\n",
+		state_dir, prom_dir, proc_dir, pods_file, node_slo);
 	fclose(f);
 }
 
@@ -186,7 +190,7 @@ static void setup(void)
 	proc_dir = mkdtemp(procd);
 	cr_assert(state_dir && prom_dir && proc_dir);
 	freeze_proc();
-	write_files();
+	write_files(file_slo);
 }
 
 static void teardown(void)
@@ -291,4 +295,94 @@ Test(burst_live, cfs_burst_clamped_quota_scaled_and_restored, .init = setup, .fi
 	cr_expect_eq(get(pod_dir, "cpu.cfs_burst_us"), 0);
 	cr_expect_eq(get(ctr_dir, "cpu.cfs_quota_us"), 50000);
 	cr_expect_eq(get(pod_dir, "cpu.cfs_quota_us"), 50000);
+}
+
+/* --- nodeSLO from the local HTTPS server playing the API server -------------------------- */
+
+#define R_SLO "get_apis_slo.koordinator.sh_v1alpha1_nodeslos_node-1"
+
+static struct https_server *api;
+static char api_token[256];
+
+static void put_slo(const char *burst_json)
+{
+	char doc[512];
+
+	snprintf(doc, sizeof(doc),
+		 "{\"apiVersion\":\"slo.koordinator.sh/v1alpha1\",\"kind\":\"NodeSLO\","
+		 "\"metadata\":{\"name\":\"node-1\"},\"spec\":{\"cpuBurstStrategy\":%s}}",
+		 burst_json);
+	cr_assert_eq(https_server__write(api, R_SLO, doc), 0);
+}
+
+static void api_setup(void)
+{
+	char slo[1024], api_base[256];
+	const char *url;
+
+	setup();
+	if (!live_require_root())
+		return;
+	cr_assert_eq(https_server__start(true, &api), 0);
+	snprintf(api_token, sizeof(api_token), "%s/sa-token", https_server__dir(api));
+	cr_assert_eq(https_server__write(api, api_token, "tok-A\n"), 0);
+	cr_assert_eq(https_server__write(api, "expect_token", "tok-A"), 0);
+	put_slo("{\"policy\":\"none\"}");
+	url = https_server__url(api);
+	snprintf(api_base, sizeof(api_base), "%.*s", (int)(strrchr(url, '/') - url), url);
+	/* the file's nodeSLO says nothing but where the spec comes from */
+	snprintf(slo, sizeof(slo),
+		 "{\"source\": \"apiserver\", \"apiserver\": {\"url\": \"%s\", \"nodeName\": "
+		 "\"node-1\", \"tokenFile\": \"%s\", \"caFile\": \"%s\", \"interval\": \"300ms\"}}",
+		 api_base, api_token, https_server__ca(api));
+	write_files(slo);
+}
+
+static void api_teardown(void)
+{
+	teardown();
+	https_server__free(api);
+	api = NULL;
+}
+
+Test(burst_live, nodeslo_from_the_api_server_applied_kept_and_followed, .init = api_setup,
+     .fini = api_teardown, .timeout = 60)
+{
+	if (!live_require_root())
+		return;
+	daemon_pid = daemon_start(kqosd, cfg, errlog);
+	cr_assert_gt(daemon_pid, 0);
+	cr_assert(wait_for(ctr_dir, "cpu.cfs_quota_us", 50000, 3000));
+	live_sleep_ms(1000);
+	cr_assert_eq(get(ctr_dir, "cpu.cfs_burst_us"), 0, "policy none: nothing written");
+	/* the cluster turns burst on: applied within one poll (300 ms) and a tick */
+	put_slo("{\"policy\":\"cpuBurstOnly\",\"cpuBurstPercent\":40}");
+	cr_assert(wait_for(ctr_dir, "cpu.cfs_burst_us", 20000, 2000), "burst %lld",
+		  get(ctr_dir, "cpu.cfs_burst_us"));
+	/* 404, then garbage: the last good spec stays in force, stale said once */
+	{
+		char p[512];
+
+		snprintf(p, sizeof(p), "%s/%s", https_server__dir(api), R_SLO);
+		cr_assert_eq(unlink(p), 0);
+	}
+	live_sleep_ms(1500);
+	cr_assert_eq(get(ctr_dir, "cpu.cfs_burst_us"), 20000);
+	cr_assert_eq(https_server__write(api, R_SLO, "<html>"), 0);
+	live_sleep_ms(1500);
+	cr_assert_eq(get(ctr_dir, "cpu.cfs_burst_us"), 20000);
+	cr_assert_eq(daemon_log_count(errlog, "NodeSLO source stale", "http status 404"), 1);
+	cr_assert_eq(daemon_log_count(errlog, "NodeSLO source stale", "not a JSON object"), 1);
+	cr_expect_float_eq(prom_value_state("idle"), 1, 1e-9);
+	/* the token rotates on both sides; the next spec is read with the new one */
+	cr_assert_eq(https_server__write(api, "expect_token", "tok-B"), 0);
+	cr_assert_eq(https_server__write(api, api_token, "tok-B\n"), 0);
+	put_slo("{\"policy\":\"cpuBurstOnly\",\"cpuBurstPercent\":60}");
+	cr_assert(wait_for(ctr_dir, "cpu.cfs_burst_us", 30000, 2000), "burst %lld",
+		  get(ctr_dir, "cpu.cfs_burst_us"));
+	cr_assert_eq(daemon_log_count(errlog, "NodeSLO source recovered", NULL), 1);
+	cr_assert_eq(daemon_stop(daemon_pid), 0);
+	daemon_pid = -1;
+	cr_expect_eq(get(ctr_dir, "cpu.cfs_burst_us"), 0);
+	cr_expect_eq(get(pod_dir, "cpu.cfs_burst_us"), 0);
 }
