@@ -71,7 +71,7 @@ manifests() {
 		not_ok "manifests invalid"
 		grep -v '^ok' "$out/validate.log" | sed 's/^/#   /'
 	fi
-	# The validator must be able to say no: three broken copies.
+	# The validator must be able to say no: four broken copies.
 	f=$out/bad.yaml
 	sed 's/readOnlyRootFilesystem: true/readOnlyRootFilesystem: 7/' "$out/kqos.yaml" >"$f"
 	refuse "validator rejects a wrong type (readOnlyRootFilesystem: 7)" "must be boolean" \
@@ -81,6 +81,9 @@ manifests() {
 		"adds exactly" node deploy/check/validate.mjs "$f" deploy/capabilities
 	sed 's/privileged: false/privileged: true/' "$out/kqos.yaml" >"$f"
 	refuse "validator rejects privileged: true" "not privileged" \
+		node deploy/check/validate.mjs "$f" deploy/capabilities
+	sed "s/^  - nodeslos$/  - nodeslos\n  - nodemetrics/" "$out/kqos.yaml" >"$f"
+	refuse "validator rejects RBAC beyond nodeslos in slo.koordinator.sh" "nodeslos only" \
 		node deploy/check/validate.mjs "$f" deploy/capabilities
 }
 

@@ -89,7 +89,13 @@ function rbac(objs) {
   const role = objs.find((o) => o.kind === "ClusterRole");
   const res = (role?.rules ?? []).flatMap((r) => r.resources ?? []);
   check(res.includes("nodes/proxy"), "ClusterRole: nodes/proxy (kubelet /pods)");
-  const reads = (role?.rules ?? []).filter((r) => !(r.verbs ?? []).includes("create"));
+  /* the NodeSLO source: get/list/watch on nodeslos alone, in their group alone */
+  const slo = (role?.rules ?? []).filter((r) => (r.apiGroups ?? []).includes("slo.koordinator.sh"));
+  check(slo.length === 1 && sameSet(slo[0].apiGroups, ["slo.koordinator.sh"]) &&
+        sameSet(slo[0].resources ?? [], ["nodeslos"]) &&
+        sameSet(slo[0].verbs ?? [], ["get", "list", "watch"]),
+        "ClusterRole: get, list, watch on nodeslos only");
+  const reads = (role?.rules ?? []).filter((r) => !(r.verbs ?? []).includes("create") && !slo.includes(r));
   const verbs = reads.flatMap((r) => r.verbs ?? []);
   check(sameSet([...new Set(verbs)], ["get"]), "ClusterRole: get only", `verbs [${verbs}]`);
   /* the evictor: create on pods/eviction and events, and no other write */
