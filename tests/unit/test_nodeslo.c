@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "https_server.h"
@@ -208,6 +209,34 @@ Test(nodeslo_api, node_annotations_and_kubelet_reserved)
 	cr_assert_eq(nodeslo__poll(ns, IVAL_NS), 1);
 	cr_assert_not(nodeslo__node(ns)->has_ratio);
 	cr_assert_eq(nodeslo__node(ns)->reserved_milli, 2000);
+}
+
+Test(nodeslo_api, slow_server_is_bounded_by_the_timeout)
+{
+	struct nodeslo_opts o;
+	struct nodeslo *s = NULL;
+	struct timespec t0, t1;
+	double secs;
+
+	cr_assert_eq(nodeslo__poll(ns, 0), 1);
+	cr_assert_eq(nodeslo_opts_parse(NULL, &o, NULL, 0), 0);
+	o = (struct nodeslo_opts){ .apiserver = true, .interval_ms = 10000, .timeout_ms = 300 };
+	snprintf(o.url, sizeof(o.url), "%.*s",
+		 (int)(strrchr(https_server__url(srv), '/') - https_server__url(srv)),
+		 https_server__url(srv));
+	snprintf(o.node_name, sizeof(o.node_name), NODE);
+	snprintf(o.token_path, sizeof(o.token_path), "%s", token);
+	snprintf(o.ca_path, sizeof(o.ca_path), "%s", https_server__ca(srv));
+	cr_assert_eq(nodeslo__new(&o, &s), 0);
+	cr_assert_eq(https_server__write(srv, "mode", "slow"), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	cr_assert_eq(nodeslo__poll(s, 0), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	secs = (double)(t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	cr_assert_lt(secs, 1.5, "a 5 s server held the poll %.2f s", secs);
+	cr_assert(nodeslo__stale(s));
+	cr_assert_null(nodeslo__spec(s));
+	nodeslo__free(s);
 }
 
 Test(nodeslo, overlay_puts_the_node_over_the_file)
