@@ -469,9 +469,14 @@ static void burst_fini(void *state)
 	free(s);
 }
 
+/*
+ * As koordlet: on whenever the spec has a cpuBurstStrategy (koord-manager's NodeSLO always
+ * does), so that a pod's koordinator.sh/cpuBurst can turn burst on under a node policy none;
+ * without one, nothing is read, annotations included.
+ */
 static bool burst_enabled(const struct slo_config *cfg)
 {
-	return cfg->burst.policy != POD_BURST_NONE;
+	return cfg->burst.configured;
 }
 
 const struct kqos_strategy cpu_burst_strategy = {

@@ -30,6 +30,7 @@ static void *state;
 static void setup(void)
 {
 	slo_config_init(&cfg);
+	cfg.burst.configured = true;
 	cfg.burst.policy = POD_BURST_AUTO;
 	snap = snapshot__new();
 	snap->node.nr_cpus = 8;
@@ -121,6 +122,25 @@ Test(cpu_burst, defaults_are_koordinators)
 	cr_assert_eq(d.burst.share_pool_threshold_pct, 50);
 	cr_assert_not(cpu_burst_strategy.enabled(&d));
 	cr_assert(cpu_burst_strategy.enabled(&cfg));
+	/* a cpuBurstStrategy with policy none still runs: pods may opt in by annotation */
+	cr_assert_eq(slo_config_parse("{\"cpuBurstStrategy\":{}}", NULL, &d, NULL, 0), 0);
+	cr_assert_eq(d.burst.policy, POD_BURST_NONE);
+	cr_assert(cpu_burst_strategy.enabled(&d));
+}
+
+Test(cpu_burst, a_pod_opts_in_under_a_node_policy_none)
+{
+	cfg.burst.policy = POD_BURST_NONE;
+	decide_at(NS);
+	cr_assert_eq(plan.nr, 0);
+	pod.cpu_burst = (struct pod_cpu_burst){ .state = POD_ANN_OK,
+						.policy = POD_BURST_CPU_ONLY,
+						.cpu_burst_pct = POD_BURST_UNSET,
+						.cfs_quota_burst_pct = POD_BURST_UNSET,
+						.cfs_quota_burst_period_s = POD_BURST_UNSET };
+	decide_at(2 * NS);
+	cr_assert_eq(entry(CTR0, PLAN_KNOB_CFS_BURST)->v.burst_us, 50000);
+	cr_assert_null(entry(CTR0, PLAN_KNOB_CFS_QUOTA));
 }
 
 Test(cpu_burst, asked_and_clamped_to_the_quota)

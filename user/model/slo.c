@@ -337,8 +337,10 @@ static int parse_policy(const char *text, struct slo_config *cfg, char *err, siz
 	r = sub_object(&c, root, "resourceUsedThresholdWithBE", &o);
 	if (r > 0)
 		r = parse_threshold(o, cfg, err, err_len);
-	if (r >= 0 && (r = sub_object(&c, root, "cpuBurstStrategy", &o)) > 0)
+	if (r >= 0 && (r = sub_object(&c, root, "cpuBurstStrategy", &o)) > 0) {
+		cfg->burst.configured = true;
 		r = parse_burst(o, &cfg->burst, err, err_len);
+	}
 	json_decref(root);
 	return r < 0 ? r : 0;
 }

@@ -82,6 +82,7 @@ struct evict_config {
 
 /* nodeSLO.cpuBurstStrategy (koordinator.md §4.4, §5.4); policy is an enum pod_burst_policy. */
 struct burst_config {
+	bool configured; /* the spec has a cpuBurstStrategy: koordlet runs the plugin only then */
 	int policy; /* none (default), cpuBurstOnly, cfsQuotaBurstOnly, auto */
 	int64_t cpu_burst_pct; /* 1000: cfs burst = limit x this / 100 */
 	int64_t cfs_quota_burst_pct; /* 300: quota ceiling = base x this / 100 */
