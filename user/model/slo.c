@@ -289,11 +289,11 @@ static int parse_burst(json_t *o, struct burst_config *b, char *err, size_t err_
 		return r;
 	if (r)
 		b->policy = p;
-	if ((r = get_int(&c, o, "cpuBurstPercent", 0, 1000000, &v)) < 0)
+	/* the ranges of koordinator's validate tags (apis/slo/v1alpha1/nodeslo_types.go) */
+	if ((r = get_int(&c, o, "cpuBurstPercent", 1, 10000, &v)) < 0)
 		return r;
 	if (r)
 		b->cpu_burst_pct = v;
-	/* below 100 % the ceiling would sit under the base: koordlet clamps to the base anyway */
 	if ((r = get_int(&c, o, "cfsQuotaBurstPercent", 100, 1000000, &v)) < 0)
 		return r;
 	if (r)
