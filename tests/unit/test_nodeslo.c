@@ -99,11 +99,15 @@ TestSuite(nodeslo_api, .init = setup, .fini = teardown, .timeout = 30);
 
 Test(nodeslo_api, spec_read_and_a_change_seen_within_one_poll)
 {
+	char *last;
+
 	cr_assert_eq(nodeslo__poll(ns, 0), 1);
 	cr_assert_not_null(strstr(nodeslo__spec(ns), "\"cpuSuppressThresholdPercent\":65"));
 	cr_assert_not(nodeslo__stale(ns));
 	/* the Node is read after the NodeSLO, each by its exact path */
-	cr_assert_str_eq(https_server__read(srv, "last_get"), "/api/v1/nodes/" NODE);
+	last = https_server__read(srv, "last_get");
+	cr_assert_str_eq(last, "/api/v1/nodes/" NODE);
+	free(last);
 	/* not due: no request */
 	cr_assert_eq(nodeslo__poll(ns, IVAL_NS - 1), 0);
 	cr_assert_eq(https_server__requests(srv), 2);

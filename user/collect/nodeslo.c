@@ -429,7 +429,8 @@ static int get(struct nodeslo *s, const char *path, struct body *b, char *why)
 	rc = curl_easy_perform(s->curl);
 	if (rc != CURLE_OK) {
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-		snprintf(why, WHY_LEN, "%s: %s", path, errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		snprintf(why, WHY_LEN, "%.80s: %.160s", path,
+			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
 		goto out;
 	}
 	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
