@@ -14,13 +14,15 @@
 #include <string.h>
 
 #include "cpu_burst.h"
+#include "window.h"
 
-#define PERIOD_US     100000 /* kubelet's CFS period: koordlet's base quota assumes it */
-#define SCALE_UP      1.2
-#define SCALE_DOWN    0.8
-#define COOLING_RATIO 0.9
-#define CONSUME_FROM  100.0 /* usage % from which a bucket is spent */
-#define REFILL_BELOW  60.0 /* usage % under which a bucket refills */
+#define PERIOD_US	   100000 /* kubelet's CFS period: koordlet's base quota assumes it */
+#define SCALE_UP	   1.2
+#define SCALE_DOWN	   0.8
+#define COOLING_RATIO	   0.9
+#define CONSUME_FROM	   100.0 /* usage % from which a bucket is spent */
+#define REFILL_BELOW	   60.0 /* usage % under which a bucket refills */
+#define POOL_WINDOW_MAX_NS (10ULL * 1000000000ULL)
 
 /* What persists per container between ticks: the scaled quota and its bucket. */
 struct burst_ctr {
@@ -116,16 +118,40 @@ static double requests_cores(const struct pod *pod)
 	return (double)m / 1000.0;
 }
 
-/*
- * total = CPUs - LSE/LSR requests, used = node used - LSE/LSR/BE usage. koordlet averages over
- * min(5 x interval, 10 s) from its metric cache; this reads the snapshot's interval. Seam: once
- * user/model/window.h is on main, take both usages from its avg over that window.
- */
-bool burst_share_pool(const struct snapshot *snap, double *used, double *total)
+/* koordlet's share-pool window: min(5 x interval, 10 s). */
+static uint64_t pool_window_ns(const struct snapshot *snap)
 {
-	double excl_used = 0, excl_req = 0;
+	uint64_t w = (uint64_t)(5.0 * snap->interval_s * 1e9);
 
-	if (!snap->node.has_cpu_usage || !snap->node.nr_cpus)
+	return w && w < POOL_WINDOW_MAX_NS ? w : POOL_WINDOW_MAX_NS;
+}
+
+/*
+ * The CPU of a pod, or of the node (@sp NULL), averaged over the share-pool window; without a
+ * window (unit tests, --once), the snapshot's last interval. False when there is no figure.
+ */
+static bool usage_of(const struct strategy_input *in, const struct snap_pod *sp, double *ret)
+{
+	const struct snapshot *snap = in->snap;
+
+	if (in->win)
+		return !window__query(in->win, sp ? sp->pod->uid : NULL, WIN_CPU_CORES, WIN_AVG,
+				      pool_window_ns(snap), snap->mono_ns, ret);
+	*ret = sp ? sp->st.cpu_cores : snap->node.cpu_cores_used;
+	return sp ? sp->st.has_cpu : snap->node.has_cpu_usage;
+}
+
+/*
+ * total = CPUs - LSE/LSR requests, used = node used - LSE/LSR/BE usage, usages averaged over
+ * the window as koordlet's metric cache query. Node usage with too few samples (under a third
+ * of the window) is no figure: the state is unknown; a pod without one counts 0, as koordlet.
+ */
+bool burst_share_pool(const struct strategy_input *in, double *used, double *total)
+{
+	const struct snapshot *snap = in->snap;
+	double excl_used = 0, excl_req = 0, node, u;
+
+	if (!snap->node.nr_cpus || !usage_of(in, NULL, &node))
 		return false;
 	for (size_t i = 0; i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
@@ -135,11 +161,11 @@ bool burst_share_pool(const struct snapshot *snap, double *used, double *total)
 			continue;
 		if (sp->pod->qos_raw != POD_QOS_BE)
 			excl_req += requests_cores(sp->pod);
-		if (sp->st.has_cpu)
-			excl_used += sp->st.cpu_cores;
+		if (usage_of(in, sp, &u))
+			excl_used += u;
 	}
 	*total = (double)snap->node.nr_cpus - excl_req;
-	*used = snap->node.cpu_cores_used - excl_used;
+	*used = node - excl_used;
 	if (*used < 0)
 		*used = 0;
 	return true;
@@ -438,7 +464,7 @@ static int burst_decide(void *state, const struct strategy_input *in, struct pla
 
 	s->nr_rows = 0;
 	*br = (struct burst_report){ .enabled = true };
-	if (burst_share_pool(in->snap, &br->share_pool_used, &br->share_pool_total))
+	if (burst_share_pool(in, &br->share_pool_used, &br->share_pool_total))
 		br->node = burst_node_state(br->share_pool_used, br->share_pool_total,
 					    in->cfg->burst.share_pool_threshold_pct);
 	for (size_t i = 0; i < in->snap->nr_pods && !err; i++)

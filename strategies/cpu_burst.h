@@ -27,8 +27,8 @@ uint64_t burst_clamp_us(uint64_t asked_us, int64_t quota_us);
  * left (total <= 0) is overloaded. */
 enum burst_node_state burst_node_state(double used_cores, double total_cores,
 				       int64_t threshold_pct);
-/* Share-pool usage and capacity from the snapshot; false without node usage. */
-bool burst_share_pool(const struct snapshot *snap, double *used, double *total);
+/* Share-pool usage (the metric window's average) and capacity; false without node usage. */
+bool burst_share_pool(const struct strategy_input *in, double *used, double *total);
 
 /* One step of a container's quota: x1.2 up, x0.8 down, within [base, base x pct/100]. */
 enum burst_op { BURST_OP_REMAIN = 0, BURST_OP_UP, BURST_OP_DOWN };

@@ -14,6 +14,7 @@
 #include "slo.h"
 #include "snapshot.h"
 #include "strategy.h"
+#include "window.h"
 
 #define NS   1000000000ULL
 #define POD  "/kubepods/burstable/podb1"
@@ -239,6 +240,7 @@ Test(cpu_burst, node_states)
 
 Test(cpu_burst, share_pool_excludes_lse_lsr_and_be)
 {
+	struct strategy_input in = { .snap = snap, .cfg = &cfg };
 	struct pod lsr = pod, be = pod;
 	struct pod_container c = ctrs[0];
 	struct snap_pod *sp;
@@ -264,12 +266,12 @@ Test(cpu_burst, share_pool_excludes_lse_lsr_and_be)
 	sp[1].st.cpu_cores = 2.0;
 	snap->nr_pods = 3;
 	snap->node.cpu_cores_used = 6.5;
-	cr_assert(burst_share_pool(snap, &used, &total));
+	cr_assert(burst_share_pool(&in, &used, &total));
 	/* total 8 - 2 (LSR request; BE requests do not count) = 6, used 6.5 - 1.5 - 2 = 3 */
 	cr_assert_float_eq(total, 6.0, 1e-9);
 	cr_assert_float_eq(used, 3.0, 1e-9);
 	snap->node.has_cpu_usage = false;
-	cr_assert_not(burst_share_pool(snap, &used, &total));
+	cr_assert_not(burst_share_pool(&in, &used, &total));
 	snap->nr_pods = 1;
 }
 
@@ -479,4 +481,46 @@ Test(cpu_burst, node_config_parse)
 	cr_assert_eq(slo_config_parse("{\"cpuBurstStrategy\":{\"sharePoolThresholdPercent\":101}}",
 				      NULL, &c, err, sizeof(err)),
 		     -EINVAL);
+}
+
+/* A snapshot at @t s with the node at @node cores, for the window. */
+static struct snapshot *at(int t, double node)
+{
+	struct snapshot *s = snapshot__new();
+
+	s->mono_ns = (uint64_t)t * NS;
+	s->interval_s = 1.0;
+	s->node.nr_cpus = 8;
+	s->node.has_cpu_usage = true;
+	s->node.cpu_cores_used = node;
+	return s;
+}
+
+Test(cpu_burst, share_pool_averages_the_window)
+{
+	struct strategy_input in = { .cfg = &cfg };
+	double used, total, load[] = { 1, 1, 7, 1, 6, 7 };
+	struct window *w = NULL;
+	struct snapshot *s = NULL;
+
+	cr_assert_eq(window__new(window_capacity(10 * NS, NS), &w), 0);
+	in.win = w;
+	for (int i = 0; i < 6; i++) {
+		snapshot__put(s);
+		s = at(i + 1, load[i]);
+		cr_assert_eq(window__feed(w, s, NULL), 0);
+	}
+	in.snap = s;
+	/* min(5 x 1 s, 10 s): the last five, (1 + 7 + 1 + 6 + 7) / 5 = 4.4, not the last 7 */
+	cr_assert(burst_share_pool(&in, &used, &total));
+	cr_assert_float_eq(used, 4.4, 1e-9);
+	cr_assert_eq(burst_node_state(used, total, 50), BURST_NODE_OVERLOAD);
+	/* one sample is under a third of the window: no figure, unknown */
+	window__free(w);
+	cr_assert_eq(window__new(window_capacity(10 * NS, NS), &w), 0);
+	in.win = w;
+	cr_assert_eq(window__feed(w, s, NULL), 0);
+	cr_assert_not(burst_share_pool(&in, &used, &total));
+	window__free(w);
+	snapshot__put(s);
 }
