@@ -321,6 +321,9 @@ static void poll_nodeslo(struct agent *a, __u64 now)
 	else
 		log_info("NodeSLO applied", "node=%s spec=%s", nodeslo__node_name(a->nslo),
 			 nodeslo__spec(a->nslo));
+	/* the spec may name a longer eviction window, as a reload may */
+	if (a->win && window__set_capacity(a->win, window_cap(a)))
+		log_warn("metric window keeps its size: no memory for the new one", NULL);
 	free(strat);
 }
 
