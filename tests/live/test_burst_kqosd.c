@@ -9,6 +9,7 @@
  * file back.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -381,6 +382,11 @@ Test(burst_live, nodeslo_from_the_api_server_applied_kept_and_followed, .init = 
 	cr_assert(wait_for(ctr_dir, "cpu.cfs_burst_us", 30000, 2000), "burst %lld",
 		  get(ctr_dir, "cpu.cfs_burst_us"));
 	cr_assert_eq(daemon_log_count(errlog, "NodeSLO source recovered", NULL), 1);
+	/* a reload keeps the cluster's spec: the file's nodeSLO would turn burst off */
+	cr_assert_eq(kill(daemon_pid, SIGHUP), 0);
+	live_sleep_ms(1000);
+	cr_assert_eq(daemon_log_count(errlog, "config reloaded", NULL), 1);
+	cr_assert_eq(get(ctr_dir, "cpu.cfs_burst_us"), 30000);
 	cr_assert_eq(daemon_stop(daemon_pid), 0);
 	daemon_pid = -1;
 	cr_expect_eq(get(ctr_dir, "cpu.cfs_burst_us"), 0);
