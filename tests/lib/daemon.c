@@ -120,3 +120,15 @@ bool live_file_wait(const char *ctrl, const char *tag, const char *file, const c
 		live_sleep_ms(1);
 	}
 }
+
+int daemon_log_wait(const char *errlog, const char *needle, const char *needle2, unsigned int ms)
+{
+	int n = daemon_log_count(errlog, needle, needle2);
+
+	/* kqosd logs an action after it is done: a test that saw the effect may be early */
+	for (unsigned int t = 0; n < 1 && t < ms; t += 10) {
+		live_sleep_ms(10);
+		n = daemon_log_count(errlog, needle, needle2);
+	}
+	return n;
+}

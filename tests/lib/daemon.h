@@ -16,6 +16,8 @@ pid_t daemon_start(const char *kqosd, const char *cfg, const char *errlog);
 int daemon_stop(pid_t pid);
 /* Count of lines of @errlog holding @needle (and @needle2 when not NULL). */
 int daemon_log_count(const char *errlog, const char *needle, const char *needle2);
+/* The same, waiting up to @ms for a first such line. */
+int daemon_log_wait(const char *errlog, const char *needle, const char *needle2, unsigned int ms);
 
 /* A file of the test cgroup kqos-test-<pid>-<tag> in controller @ctrl. */
 int live_file_write(const char *ctrl, const char *tag, const char *file, const char *val);

@@ -205,8 +205,8 @@ Test(evict_kqosd, be_group_killed_above_the_memory_threshold_ls_untouched, .init
 	be_pid[0] = -1;
 	cr_assert(wait_exit(be_pid[1], 2000), "BE task 2 not killed");
 	be_pid[1] = -1;
-	cr_expect_geq(daemon_log_count(errlog, "strategy=BEMemoryEvict action=kill result=ok",
-				       "pod=bare-metal/be"),
+	cr_expect_geq(daemon_log_wait(errlog, "strategy=BEMemoryEvict action=kill result=ok",
+				      "pod=bare-metal/be", 2000),
 		      1);
 	/* the LS group keeps running and is never a victim */
 	live_sleep_ms(1500);
@@ -238,10 +238,12 @@ Test(evict_kqosd, be_group_frozen_above_the_threshold_thawed_below, .init = setu
 	set_meminfo(60);
 	cr_assert(live_file_wait("freezer", "be", "freezer.state", "THAWED", 5000, &ms),
 		  "BE not thawed once memory is back under the threshold");
-	cr_expect_geq(daemon_log_count(errlog, "action=thaw result=ok", "pod=bare-metal/be"), 1);
+	cr_expect_geq(daemon_log_wait(errlog, "action=thaw result=ok", "pod=bare-metal/be", 2000),
+		      1);
 	/* frozen again, then SIGTERM: kqos leaves nothing frozen behind */
 	set_meminfo(80);
-	cr_assert(live_file_wait("freezer", "be", "freezer.state", "FROZEN", 6000, &ms),
+	/* after the 4 s memory cool-down, with room for a loaded machine */
+	cr_assert(live_file_wait("freezer", "be", "freezer.state", "FROZEN", 10000, &ms),
 		  "BE not frozen again");
 	stop_daemon();
 	freezer_state("be", st, sizeof(st));
@@ -299,7 +301,8 @@ Test(evict_kqosd, kubernetes_be_pod_evicted_through_the_api, .init = setup, .fin
 	cr_assert_gt(daemon_pid, 0);
 	for (int t = 0; t < 8000; t += 200) {
 		posts = https_server__read(srv, "posts");
-		if (posts && strstr(posts, "/eviction"))
+		/* the Warning Event follows the eviction: wait for both */
+		if (posts && strstr(posts, "/eviction") && strstr(posts, "/events"))
 			break;
 		free(posts);
 		posts = NULL;
@@ -320,8 +323,8 @@ Test(evict_kqosd, kubernetes_be_pod_evicted_through_the_api, .init = setup, .fin
 	cr_expect_eq(strstr(strstr(posts, "/eviction") + 1, "/eviction"), NULL,
 		     "a pending eviction was asked again: %s", posts);
 	free(posts);
-	cr_expect_geq(daemon_log_count(errlog, "strategy=BEMemoryEvict action=api result=ok",
-				       "pod=jobs/batch-0"),
+	cr_expect_geq(daemon_log_wait(errlog, "strategy=BEMemoryEvict action=api result=ok",
+				      "pod=jobs/batch-0", 2000),
 		      1);
 	stop_daemon();
 	https_server__free(srv);
