@@ -13,6 +13,9 @@
 void slo_config_init(struct slo_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < RDT_CLASS_NR; i++)
+		cfg->rdt[i] = (struct rdt_class_config){ .cat_end_pct = 100, .mba_pct = 100 };
+	cfg->rdt[RDT_CLASS_BE].cat_end_pct = 30;
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
@@ -55,6 +58,21 @@ const char *suppress_policy_name(enum suppress_policy p)
 	static const char *const names[] = { "cpuset", "cfsQuota", "weight", "idle" };
 
 	return (unsigned int)p < 4 ? names[p] : "?";
+}
+
+const char *rdt_class_name(enum rdt_class c)
+{
+	static const char *const names[] = { "LSR", "LS", "BE" };
+
+	return (unsigned int)c < RDT_CLASS_NR ? names[c] : "?";
+}
+
+bool slo_rdt_enabled(const struct slo_config *cfg)
+{
+	for (int i = 0; i < RDT_CLASS_NR; i++)
+		if (cfg->rdt[i].enable)
+			return true;
+	return false;
 }
 
 /* Parsing context: the dotted path of the object being read, for error messages. */
@@ -309,6 +327,65 @@ static int parse_burst(json_t *o, struct burst_config *b, char *err, size_t err_
 	return 0;
 }
 
+static int parse_resctrl_qos(json_t *o, const char *cls, struct rdt_class_config *rc, char *err,
+			     size_t err_len)
+{
+	char path[96];
+	struct pctx c = { err, err_len, path };
+	long long v;
+	int r;
+
+	snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy.%s.resctrlQOS", cls);
+	if ((r = get_bool(&c, o, "enable", &rc->enable)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "catRangeStartPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->cat_start_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "catRangeEndPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->cat_end_pct = (unsigned int)v;
+	/* koordinator leaves MB untouched outside 1..100; kqos says so instead */
+	if ((r = get_int(&c, o, "mbaPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->mba_pct = (unsigned int)v;
+	if (rc->cat_start_pct >= rc->cat_end_pct) {
+		char detail[64];
+
+		snprintf(detail, sizeof(detail), "%u is not below catRangeEndPercent %u",
+			 rc->cat_start_pct, rc->cat_end_pct);
+		return fail(&c, "catRangeStartPercent", "%s", detail);
+	}
+	return 0;
+}
+
+/* resourceQOSStrategy: only resctrlQOS is read; the other per-class QoS stay koordlet's. */
+static int parse_resource_qos(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const keys[RDT_CLASS_NR] = { "lsrClass", "lsClass", "beClass" };
+	char path[64];
+	struct pctx c = { err, err_len, path };
+	json_t *cls, *rq;
+	int r;
+
+	for (int i = 0; i < RDT_CLASS_NR; i++) {
+		snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy");
+		if ((r = sub_object(&c, o, keys[i], &cls)) <= 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy.%s", keys[i]);
+		if ((r = sub_object(&c, cls, "resctrlQOS", &rq)) < 0)
+			return r;
+		if (r && (r = parse_resctrl_qos(rq, keys[i], &cfg->rdt[i], err, err_len)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* @text as a JSON object, or NULL with a message naming @what in @err. */
 static json_t *load_object(const char *text, const char *what, char *err, size_t err_len)
 {
@@ -341,6 +418,8 @@ static int parse_policy(const char *text, struct slo_config *cfg, char *err, siz
 		cfg->burst.configured = true;
 		r = parse_burst(o, &cfg->burst, err, err_len);
 	}
+	if (r >= 0 && (r = sub_object(&c, root, "resourceQOSStrategy", &o)) > 0)
+		r = parse_resource_qos(o, cfg, err, err_len);
 	json_decref(root);
 	return r < 0 ? r : 0;
 }

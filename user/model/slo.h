@@ -90,7 +90,19 @@ struct burst_config {
 	int64_t share_pool_threshold_pct; /* 50: share pool overloaded at this usage */
 };
 
+/* The resctrl classes: kqos-LSR (LSE and LSR pods), kqos-LS, kqos-BE. */
+enum rdt_class { RDT_CLASS_LSR = 0, RDT_CLASS_LS, RDT_CLASS_BE, RDT_CLASS_NR };
+
+/* nodeSLO.resourceQOSStrategy.<class>.resctrlQOS (koordinator.md §4.5) */
+struct rdt_class_config {
+	bool enable; /* default false for every class */
+	unsigned int cat_start_pct, cat_end_pct; /* 0..100, start < end; BE 0-30, others 0-100 */
+	unsigned int mba_pct; /* 1..100, default 100 */
+};
+
 struct slo_config {
+	/* nodeSLO.resourceQOSStrategy.{lsrClass,lsClass,beClass}.resctrlQOS */
+	struct rdt_class_config rdt[RDT_CLASS_NR];
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */
@@ -134,6 +146,9 @@ int slo_config_parse(const char *policy_json, const char *kqos_json, struct slo_
 		     char *err, size_t err_len);
 
 const char *suppress_policy_name(enum suppress_policy p);
+const char *rdt_class_name(enum rdt_class c); /* "LSR", "LS", "BE" */
+/* True when some class has resctrlQOS.enable. */
+bool slo_rdt_enabled(const struct slo_config *cfg);
 const char *guard_step_name(enum guard_step s); /* "idle", "weight", "cpuset", "quota" */
 
 #endif
