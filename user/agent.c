@@ -206,6 +206,7 @@ static int open_enforcer(struct agent *a)
 		.dry_run = a->cfg.dry_run,
 		.policy_json = json_or_null(a->cfg.node_slo_json),
 		.kqos_json = json_or_null(a->cfg.strategies_json),
+		.resctrl_root = a->rdt ? a->cfg.resctrl.root : NULL,
 	};
 
 	/* --once samples and exits: it never changes (and so never restores) anything. */

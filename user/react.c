@@ -210,6 +210,14 @@ void reactor__soon_in(struct reactor *r, uint64_t ns)
 	r->soon_armed = true;
 }
 
+/* A task joined a managed cgroup: into its resctrl group now, not at the next reconcile. */
+static void place(struct reactor *r, const struct kqos_event *e)
+{
+	r->attaches++;
+	if (r->enf)
+		enforcer__place(r->enf, e->cgid, (int)e->value, e->ts_ns);
+}
+
 /* LS waits into r->waits; the earliest timestamp in *first. Returns how many. */
 static size_t sort_events(struct reactor *r, const struct kqos_event *q, size_t nq, uint64_t *first,
 			  bool *changed)
@@ -222,7 +230,7 @@ static size_t sort_events(struct reactor *r, const struct kqos_event *q, size_t 
 		if (e->type == KQOS_EV_CG_MKDIR || e->type == KQOS_EV_CG_RMDIR)
 			*changed = true;
 		else if (e->type == KQOS_EV_CG_ATTACH)
-			r->attaches++;
+			place(r, e);
 		if (e->type != KQOS_EV_LS_WAIT)
 			continue;
 		r->waits[n++] = (struct wait_event){ .cgid = e->cgid,

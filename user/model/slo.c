@@ -582,6 +582,8 @@ static int parse_scalars(json_t *o, struct slo_config *cfg, struct pctx *c)
 	long long v;
 	int e, r;
 
+	if ((r = get_bool(c, o, "resctrlPodLevel", &cfg->rdt_pod_level)) < 0)
+		return r;
 	if ((r = get_enum(c, o, "weightFormula", formulas, &e)) < 0)
 		return r;
 	if (r)
@@ -645,6 +647,7 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"cpuNormalizationRatio",
 		"latencyGuard",
 		"eviction",
+		"resctrlPodLevel",
 		NULL,
 	};
 	struct pctx c = { err, err_len, "strategies" };

@@ -103,6 +103,9 @@ struct rdt_class_config {
 struct slo_config {
 	/* nodeSLO.resourceQOSStrategy.{lsrClass,lsClass,beClass}.resctrlQOS */
 	struct rdt_class_config rdt[RDT_CLASS_NR];
+	/* strategies.resctrlPodLevel: kqos-pod-<uid> groups from node.koordinator.sh/resctrl
+	 * (koordinator's feature gate Resctrl, off by default) */
+	bool rdt_pod_level;
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */
