@@ -199,13 +199,15 @@ Test(slo, resctrl_qos_errors_name_the_field)
 			   "{\"catRangeStartPercent\": 40}}}}",
 			   NULL),
 		     -EINVAL);
-	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.beClass.resctrlQOS.catRangeStartPercent: "
-			      "40 is not below catRangeEndPercent 30");
+	cr_assert_str_eq(err,
+			 "nodeSLO.resourceQOSStrategy.beClass.resctrlQOS.catRangeStartPercent: "
+			 "40 is not below catRangeEndPercent 30");
 	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsrClass\": {\"resctrlQOS\": "
 			   "{\"enable\": 1}}}}",
 			   NULL),
 		     -EINVAL);
-	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.lsrClass.resctrlQOS.enable: not a boolean");
+	cr_assert_str_eq(err,
+			 "nodeSLO.resourceQOSStrategy.lsrClass.resctrlQOS.enable: not a boolean");
 	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsrClass\": []}}", NULL), -EINVAL);
 	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.lsrClass: not an object");
 }

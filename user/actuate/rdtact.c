@@ -128,9 +128,11 @@ static void fail(struct rdtact *a, struct rgroup *g, enum fail_kind k, int err, 
 	if (g->logged[k] == err)
 		return;
 	g->logged[k] = err;
-	log_warn("resctrl write failed", "group=" RESCTRL_PREFIX "%s op=%s what=\"%s\" err=%d "
-		 "(%s) last_cmd_status=\"%s\"", g->name, fail_names[k], what ? what : "", err,
-		 strerror(-err), resctrl_last_status(a->r));
+	log_warn("resctrl write failed",
+		 "group=" RESCTRL_PREFIX "%s op=%s what=\"%s\" err=%d "
+		 "(%s) last_cmd_status=\"%s\"",
+		 g->name, fail_names[k], what ? what : "", err, strerror(-err),
+		 resctrl_last_status(a->r));
 }
 
 static void ok(struct rgroup *g, enum fail_kind k)
@@ -491,8 +493,8 @@ static bool can_alloc(struct rdtact *a, const struct plan_rdt *p)
 	if (resctrl_caps(a->r)->has_alloc || !p->nr_groups)
 		return true;
 	if (!a->logged_no_alloc)
-		log_warn("resctrl has no allocation resource: LLC and MB control off",
-			 "root=%s", resctrl_root(a->r));
+		log_warn("resctrl has no allocation resource: LLC and MB control off", "root=%s",
+			 resctrl_root(a->r));
 	a->logged_no_alloc = true;
 	return false;
 }
