@@ -207,6 +207,7 @@ static int open_enforcer(struct agent *a)
 		.policy_json = json_or_null(a->cfg.node_slo_json),
 		.kqos_json = json_or_null(a->cfg.strategies_json),
 		.resctrl_root = a->rdt ? a->cfg.resctrl.root : NULL,
+		.rdt_no_reconcile = !a->cfg.resctrl.reconcile,
 	};
 
 	/* --once samples and exits: it never changes (and so never restores) anything. */

@@ -1,0 +1,193 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Task placement through the event path, live: kqosd manages a real v1 cgroup (a bare-metal BE
+ * group, resctrlQOS enabled for BE) and writes to a fake resctrl tree (no RDT here). With the
+ * reconcile off, a process moved into the cgroup can only reach kqos-BE/tasks through the
+ * kernel's cgroup_attach_task record: attach -> tid in the tasks file is the placement latency.
+ *
+ * The tree is plain files: mkdir there creates no files, so kqos-BE is made beforehand by the
+ * fake backend, as a kernel would have after a restart (kqosd adopts it), and a write to
+ * tasks replaces the file (it then holds the last tid written).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <criterion/criterion.h>
+
+#include "daemon.h"
+#include "live.h"
+#include "resctrl_fake.h"
+
+#define ROUNDS	 200
+#define WAIT_MAX 1000000000ULL /* an event lost shows as a round that never lands */
+
+static const char *const ctrls[] = { "cpu", "cpuacct" };
+static char kqosd[512], cfg[64], errlog[64], state[64];
+static char *state_dir;
+static pid_t daemon_pid = -1;
+static struct resctrl_fake *fake;
+static bool made;
+
+static uint64_t mono(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+static void setup(void)
+{
+	int fd;
+
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return;
+	live_sweep_stale();
+	daemon_path(kqosd, sizeof(kqosd));
+	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
+	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
+	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
+	fd = mkstemp(cfg);
+	close(fd);
+	fd = mkstemp(errlog);
+	close(fd);
+	state_dir = mkdtemp(state);
+	for (size_t i = 0; i < 2; i++)
+		cr_assert_eq(live_cg_create(ctrls[i], "rdtbe"), 0);
+	made = true;
+	cr_assert_eq(resctrl_fake__new("skx2s", &fake), 0);
+	cr_assert_eq(resctrl_fake_backend.mkdir(fake, -1, "kqos-BE"), 0);
+}
+
+static void teardown(void)
+{
+	if (daemon_pid > 0) {
+		kill(daemon_pid, SIGKILL);
+		waitpid(daemon_pid, NULL, 0);
+	}
+	daemon_pid = -1;
+	for (size_t i = 0; made && i < 2; i++)
+		live_cg_destroy(ctrls[i], "rdtbe");
+	made = false;
+	resctrl_fake__free(fake);
+	fake = NULL;
+	if (state_dir) {
+		char path[PATH_MAX];
+
+		snprintf(path, sizeof(path), "%s/journal", state_dir);
+		unlink(path);
+		rmdir(state_dir);
+		state_dir = NULL;
+	}
+	unlink(cfg);
+	unlink(errlog);
+}
+
+static void write_cfg(void)
+{
+	FILE *f = fopen(cfg, "w");
+
+	cr_assert_not_null(f);
+	fprintf(f,
+		"{\"interval\": \"1s\", \"stateDir\": \"%s\", \"export\": {\"socket\": \"\"},\n"
+		" \"resctrl\": {\"root\": \"%s\", \"reconcile\": false},\n"
+		" \"pods\": {\"source\": \"static\", \"groups\": [\n"
+		"   {\"name\": \"be\", \"cgroup\": \"kqos-test-%d-rdtbe\", \"qosClass\": \"BE\"}]},\n"
+		" \"nodeSLO\": {\"resourceQOSStrategy\": {\"beClass\": {\"resctrlQOS\": "
+		"{\"enable\": true}}}}}\n",
+		state_dir, resctrl_fake__root(fake), (int)getpid());
+	fclose(f);
+}
+
+static pid_t tasks_pid(void)
+{
+	char path[PATH_MAX], buf[64];
+	ssize_t n = -1;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/kqos-BE/tasks", resctrl_fake__root(fake));
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+	}
+	buf[n > 0 ? n : 0] = '\0';
+	return (pid_t)atoi(buf);
+}
+
+/* A sleeper outside the cgroup; it goes in when the round starts. */
+static pid_t sleeper(void)
+{
+	pid_t p = fork();
+
+	if (!p) {
+		pause();
+		_exit(0);
+	}
+	return p;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Attach -> tid in kqos-BE/tasks, in ns; 0 when it never lands. */
+static uint64_t one_round(void)
+{
+	pid_t p = sleeper();
+	uint64_t t0, t;
+
+	cr_assert_gt(p, 0);
+	t0 = mono();
+	cr_assert_eq(live_cg_attach("cpu", "rdtbe", p), 0);
+	for (t = mono(); t - t0 < WAIT_MAX && tasks_pid() != p; t = mono())
+		usleep(20);
+	kill(p, SIGKILL);
+	waitpid(p, NULL, 0);
+	return t - t0 < WAIT_MAX ? t - t0 : 0;
+}
+
+Test(rdt_place, attach_to_tasks_file_through_events, .init = setup, .fini = teardown, .timeout = 60)
+{
+	uint64_t lat[ROUNDS];
+	int landed = 0;
+
+	if (!live_require_root())
+		return;
+	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	write_cfg();
+	daemon_pid = daemon_start(kqosd, cfg, errlog);
+	cr_assert_gt(daemon_pid, 0);
+	/* the first tick writes BE's schemata; the cgroup is managed from the sync after it */
+	for (int i = 0; i < 100 && !daemon_log_count(errlog, "resctrl schemata written", NULL); i++)
+		live_sleep_ms(100);
+	cr_assert(daemon_log_count(errlog, "resctrl schemata written", "kqos-BE"),
+		  "no BE schemata");
+	live_sleep_ms(1500);
+	for (int i = 0; i < ROUNDS; i++) {
+		lat[landed] = one_round();
+		landed += lat[landed] != 0;
+	}
+	cr_assert_eq(landed, ROUNDS, "only %d of %d attaches placed (reconcile off)", landed,
+		     ROUNDS);
+	qsort(lat, landed, sizeof(lat[0]), cmp_u64);
+	fprintf(stderr,
+		"rdt placement attach->tasks (fake tree, %d rounds): p50 %.0f us p90 %.0f us "
+		"p99 %.0f us max %.0f us\n",
+		landed, lat[landed / 2] / 1e3, lat[landed * 9 / 10] / 1e3,
+		lat[landed * 99 / 100] / 1e3, lat[landed - 1] / 1e3);
+	cr_expect_leq(lat[landed * 99 / 100], 5000000ULL, "p99 above the 5 ms goal");
+	cr_assert_eq(daemon_stop(daemon_pid), 0);
+	daemon_pid = -1;
+}
