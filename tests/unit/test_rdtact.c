@@ -413,3 +413,26 @@ Test(rdtact, no_allocation_on_mon_only, .fini = teardown)
 	cr_assert_not(exists("kqos-BE"));
 	cr_assert_eq(stats().errors, 0);
 }
+
+Test(rdtact, reconcile_between_ticks_repairs_from_the_last_plan, .init = setup, .fini = teardown)
+{
+	pid_t a = spawn();
+	unsigned int be = add_class("BE", 0, 30, 100);
+	char tasks[32];
+
+	cr_assert_eq(rdtact__reconcile(act, 1 * SEC), 0, "nothing planned yet");
+	cr_assert_not(exists("kqos-BE"));
+	cr_assert_eq(fake_cg__mkcg(fcg, "/bepod"), 0);
+	snprintf(tasks, sizeof(tasks), "%d\n", a);
+	cr_assert_eq(fake_cg__write(fcg, "cpu", "/bepod", "tasks", tasks), 0);
+	cr_assert_eq(plan_rdt_add_member(&plan, "/bepod", 11, be), 0);
+	cr_assert_eq(rdtact__apply(act, &plan, 1 * SEC), 0);
+	/* someone removes the group: the next reconcile, with no new plan, puts it back */
+	cr_assert_eq(resctrl_fake_backend.rmdir(fake, -1, "kqos-BE"), 0);
+	plan_rdt_reset(&plan);
+	cr_assert_eq(rdtact__reconcile(act, 2 * SEC), 0);
+	cr_assert(exists("kqos-BE"));
+	cr_assert(in_tasks("kqos-BE/tasks", a));
+	cr_assert_eq(stats().groups_created, 2);
+	reap(a);
+}

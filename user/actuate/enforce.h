@@ -107,6 +107,9 @@ const struct slo_config *enforcer__config(const struct enforcer *e);
  */
 int enforcer__place(struct enforcer *e, uint64_t cgid, int tid, uint64_t event_ns);
 
+/* The resctrl reconcile between ticks (resctrl.interval): the last plan applied again. */
+int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns);
+
 /*
  * Restore every original value from the journal (byte-identical), then clear it, and remove
  * every kqos resctrl group (their tasks go back to the root group).

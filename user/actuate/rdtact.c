@@ -38,6 +38,7 @@ struct rdtact {
 	size_t nr, cap;
 	struct plan_rdt last; /* the last applied plan: what attach events are matched against */
 	struct plan_rdt prev; /* the one before: tells a miss from a newcomer; buffers swap */
+	struct plan_rdt again; /* the last plan, re-applied by a reconcile between ticks */
 	int *target; /* per group of `last`: index into groups[] where its tasks go, or -1 */
 	size_t cap_target;
 	pid_t *pids;
@@ -80,6 +81,7 @@ void rdtact__free(struct rdtact *a)
 	free(a->groups);
 	plan_rdt_fini(&a->last);
 	plan_rdt_fini(&a->prev);
+	plan_rdt_fini(&a->again);
 	free(a->target);
 	free(a->pids);
 	free(a);
@@ -560,6 +562,16 @@ int rdtact__apply(struct rdtact *a, const struct plan_rdt *p, uint64_t mono_ns)
 	if (err)
 		log_warn("resctrl pass incomplete", "err=%d", err);
 	return err;
+}
+
+int rdtact__reconcile(struct rdtact *a, uint64_t mono_ns)
+{
+	int err;
+
+	if (!a->last.is_on && !a->st.groups)
+		return 0;
+	err = plan_rdt_copy(&a->again, &a->last);
+	return err ? err : rdtact__apply(a, &a->again, mono_ns);
 }
 
 static void note_latency(struct snap_rdt_enforce *st, uint64_t ns)

@@ -44,6 +44,12 @@ void rdtact__set_dry_run(struct rdtact *a, bool dry_run);
 int rdtact__apply(struct rdtact *a, const struct plan_rdt *p, uint64_t mono_ns);
 
 /*
+ * Between ticks, on the resctrl cadence: the last applied plan again (groups, schemata,
+ * placement), so a lost event costs at most one interval. 0 when nothing is planned.
+ */
+int rdtact__reconcile(struct rdtact *a, uint64_t mono_ns);
+
+/*
  * The event path: thread @tid joined cgroup @cgid (kernel time @event_ns, CLOCK_MONOTONIC).
  * Write it to its group's tasks at once when the last applied plan has the cgroup; @now_ns
  * after the write measures the latency. 1 placed, 0 not ours or gone, -errno.
