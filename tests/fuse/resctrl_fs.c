@@ -83,8 +83,7 @@ static int fs_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
-static int fs_read(const char *path, char *buf, size_t size, off_t off,
-		   struct fuse_file_info *fi)
+static int fs_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	ssize_t n;
 	int fd;
