@@ -5,9 +5,10 @@
  * reconcile off, a process moved into the cgroup can only reach kqos-BE/tasks through the
  * kernel's cgroup_attach_task record: attach -> tid in the tasks file is the placement latency.
  *
- * The tree is plain files: mkdir there creates no files, so kqos-BE is made beforehand by the
- * fake backend, as a kernel would have after a restart (kqosd adopts it), and a write to
- * tasks replaces the file (it then holds the last tid written).
+ * Twice: on a plain fake tree (mkdir there creates no files, so kqos-BE is made beforehand by
+ * the fake backend, as a kernel would have after a restart, and kqosd adopts it; a write to
+ * tasks replaces the file), and on the FUSE fake, where kqosd creates the group itself and
+ * tasks lists the group's tids as the kernel's does.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -30,7 +31,9 @@
 #define WAIT_MAX 1000000000ULL /* an event lost shows as a round that never lands */
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], cfg[64], errlog[64], state[64];
+static char kqosd[512], cfg[64], errlog[64], state[64], mnt[64];
+static const char *root; /* the fake tree, or the FUSE mount serving the fake */
+static bool mounted;
 static char *state_dir;
 static pid_t daemon_pid = -1;
 static struct resctrl_fake *fake;
@@ -63,8 +66,35 @@ static void setup(void)
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtbe"), 0);
 	made = true;
+}
+
+/* A plain tree: mkdir there creates no files, so kqos-BE is made beforehand and adopted. */
+static void use_tree(void)
+{
 	cr_assert_eq(resctrl_fake__new("skx2s", &fake), 0);
 	cr_assert_eq(resctrl_fake_backend.mkdir(fake, -1, "kqos-BE"), 0);
+	root = resctrl_fake__root(fake);
+}
+
+/* The FUSE fake: kqosd makes kqos-BE itself, and tasks lists every tid of the group. */
+static bool use_fuse(void)
+{
+	const char *out = getenv("OUTPUT");
+	char bin[512], cmd[700], path[PATH_MAX];
+
+	snprintf(bin, sizeof(bin), "%s/tests/fuse/kqos-fake-resctrl-fs", out ? out : ".output");
+	if (access(bin, X_OK))
+		return false;
+	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
+	cr_assert_not_null(mkdtemp(mnt));
+	snprintf(cmd, sizeof(cmd), "%s skx2s %s", bin, mnt);
+	cr_assert_eq(system(cmd), 0);
+	mounted = true;
+	snprintf(path, sizeof(path), "%s/schemata", mnt);
+	for (int i = 0; i < 50 && access(path, R_OK); i++)
+		live_sleep_ms(100);
+	root = mnt;
+	return true;
 }
 
 static void teardown(void)
@@ -79,6 +109,15 @@ static void teardown(void)
 	made = false;
 	resctrl_fake__free(fake);
 	fake = NULL;
+	if (mounted) {
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt);
+		if (system(cmd))
+			fprintf(stderr, "unmount of %s failed\n", mnt);
+		rmdir(mnt);
+	}
+	mounted = false;
 	if (state_dir) {
 		char path[PATH_MAX];
 
@@ -103,24 +142,28 @@ static void write_cfg(void)
 		"   {\"name\": \"be\", \"cgroup\": \"kqos-test-%d-rdtbe\", \"qosClass\": \"BE\"}]},\n"
 		" \"nodeSLO\": {\"resourceQOSStrategy\": {\"beClass\": {\"resctrlQOS\": "
 		"{\"enable\": true}}}}}\n",
-		state_dir, resctrl_fake__root(fake), (int)getpid());
+		state_dir, root, (int)getpid());
 	fclose(f);
 }
 
-static pid_t tasks_pid(void)
+/* The tree's tasks holds the last tid written, the FUSE fake's every tid of the group. */
+static bool in_tasks(pid_t pid)
 {
-	char path[PATH_MAX], buf[64];
+	char path[PATH_MAX], buf[8192], *line, *save = NULL;
 	ssize_t n = -1;
 	int fd;
 
-	snprintf(path, sizeof(path), "%s/kqos-BE/tasks", resctrl_fake__root(fake));
+	snprintf(path, sizeof(path), "%s/kqos-BE/tasks", root);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd >= 0) {
 		n = read(fd, buf, sizeof(buf) - 1);
 		close(fd);
 	}
 	buf[n > 0 ? n : 0] = '\0';
-	return (pid_t)atoi(buf);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (atoi(line) == pid)
+			return true;
+	return false;
 }
 
 /* A sleeper outside the cgroup; it goes in when the round starts. */
@@ -151,20 +194,18 @@ static uint64_t one_round(void)
 	cr_assert_gt(p, 0);
 	t0 = mono();
 	cr_assert_eq(live_cg_attach("cpu", "rdtbe", p), 0);
-	for (t = mono(); t - t0 < WAIT_MAX && tasks_pid() != p; t = mono())
+	for (t = mono(); t - t0 < WAIT_MAX && !in_tasks(p); t = mono())
 		usleep(20);
 	kill(p, SIGKILL);
 	waitpid(p, NULL, 0);
 	return t - t0 < WAIT_MAX ? t - t0 : 0;
 }
 
-Test(rdt_place, attach_to_tasks_file_through_events, .init = setup, .fini = teardown, .timeout = 60)
+static void run(const char *what)
 {
 	uint64_t lat[ROUNDS];
 	int landed = 0;
 
-	if (!live_require_root())
-		return;
 	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
 	write_cfg();
 	daemon_pid = daemon_start(kqosd, cfg, errlog);
@@ -183,11 +224,30 @@ Test(rdt_place, attach_to_tasks_file_through_events, .init = setup, .fini = tear
 		     ROUNDS);
 	qsort(lat, landed, sizeof(lat[0]), cmp_u64);
 	fprintf(stderr,
-		"rdt placement attach->tasks (fake tree, %d rounds): p50 %.0f us p90 %.0f us "
+		"rdt placement attach->tasks (%s, %d rounds): p50 %.0f us p90 %.0f us "
 		"p99 %.0f us max %.0f us\n",
-		landed, lat[landed / 2] / 1e3, lat[landed * 9 / 10] / 1e3,
+		what, landed, lat[landed / 2] / 1e3, lat[landed * 9 / 10] / 1e3,
 		lat[landed * 99 / 100] / 1e3, lat[landed - 1] / 1e3);
 	cr_expect_leq(lat[landed * 99 / 100], 5000000ULL, "p99 above the 5 ms goal");
 	cr_assert_eq(daemon_stop(daemon_pid), 0);
 	daemon_pid = -1;
+}
+
+Test(rdt_place, attach_to_tasks_file_through_events, .init = setup, .fini = teardown, .timeout = 60)
+{
+	if (!live_require_root())
+		return;
+	use_tree();
+	run("fake tree");
+}
+
+Test(rdt_place, attach_to_tasks_file_on_fuse, .init = setup, .fini = teardown, .timeout = 60)
+{
+	if (!live_require_root())
+		return;
+	if (!use_fuse()) {
+		cr_skip_test("the FUSE fake is not built (libfuse3 missing)");
+		return;
+	}
+	run("FUSE fake");
 }
