@@ -150,6 +150,7 @@ void reactor__sync(struct reactor *r, const struct snapshot *s, const uint64_t *
 	err = kevents__set_watches(r->ev, r->watches, n);
 	if (err)
 		log_warn("kernel watches incomplete", "watches=%zu err=%d", n, err);
+	kevents__set_fork_events(r->ev, r->enf && enforcer__places(r->enf));
 	err = kevents__set_managed(r->ev, r->ids, pod_ids(s, r->ids, MAX_MANAGED));
 	if (err)
 		log_warn("managed cgroups incomplete for attach events", "err=%d", err);

@@ -423,6 +423,11 @@ int enforcer__place(struct enforcer *e, uint64_t cgid, int tid, uint64_t event_n
 	return e->rdt ? rdtact__place(e->rdt, cgid, (pid_t)tid, event_ns) : 0;
 }
 
+bool enforcer__places(const struct enforcer *e)
+{
+	return e->rdt && e->plan.rdt.nr_members && !e->dry_run;
+}
+
 int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns)
 {
 	return e->rdt ? rdtact__reconcile(e->rdt, mono_ns) : 0;

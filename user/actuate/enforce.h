@@ -106,6 +106,8 @@ const struct slo_config *enforcer__config(const struct enforcer *e);
  * CLOCK_MONOTONIC). Written to its resctrl group at once; 1 placed, 0 not ours, -errno.
  */
 int enforcer__place(struct enforcer *e, uint64_t cgid, int tid, uint64_t event_ns);
+/* Tasks are being placed in resctrl groups: the kernel should report forks too. */
+bool enforcer__places(const struct enforcer *e);
 
 /* The resctrl reconcile between ticks (resctrl.interval): the last plan applied again. */
 int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns);
