@@ -80,6 +80,14 @@ const struct plan_rdt_group *plan_rdt_find(const struct plan_rdt *r, const char 
 	return NULL;
 }
 
+struct plan_rdt_group *plan_rdt_get(struct plan_rdt *r, const char *name)
+{
+	for (size_t i = 0; i < r->nr_groups; i++)
+		if (!strcmp(r->groups[i].name, name))
+			return &r->groups[i];
+	return NULL;
+}
+
 int plan_rdt_add_group(struct plan_rdt *r, const struct plan_rdt_group *g, unsigned int *ret)
 {
 	int err;

@@ -66,8 +66,9 @@ int plan_rdt_copy(struct plan_rdt *dst, const struct plan_rdt *src);
 
 /* Add a group (name without prefix, [A-Za-z0-9_-]); its index in *ret. -EEXIST, -EINVAL, -ENOMEM. */
 int plan_rdt_add_group(struct plan_rdt *r, const struct plan_rdt_group *g, unsigned int *ret);
-/* Borrowed, NULL when absent. */
+/* Borrowed, NULL when absent; _get for a strategy that edits a group planned before it. */
 const struct plan_rdt_group *plan_rdt_find(const struct plan_rdt *r, const char *name);
+struct plan_rdt_group *plan_rdt_get(struct plan_rdt *r, const char *name);
 /* Add a member cgroup (path may be NULL/""); -EINVAL for an unsafe path or a bad group. */
 int plan_rdt_add_member(struct plan_rdt *r, const char *cgroup, uint64_t cgid, unsigned int group);
 /* The group of the member with id @cgid, or -1. */

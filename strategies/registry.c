@@ -16,6 +16,8 @@ const struct kqos_strategy *const kqos_strategies[] = {
 	&latency_guard_strategy,
 	/* resctrl groups only (the plan's resctrl section): no cgroup knob, so no contest */
 	&resctrl_qos_strategy,
+	/* edits the BE group resctrl_qos planned */
+	&resctrl_adapt_strategy,
 	NULL,
 };
 

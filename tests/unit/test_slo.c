@@ -211,3 +211,22 @@ Test(slo, resctrl_qos_errors_name_the_field)
 	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsrClass\": []}}", NULL), -EINVAL);
 	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.lsrClass: not an object");
 }
+
+Test(slo, resctrl_adapt_keys)
+{
+	cr_assert_eq(parse(NULL, NULL), 0);
+	cr_assert_not(cfg.rdt_adapt.enable);
+	cr_assert_eq(cfg.rdt_adapt.step_pct, 10);
+	cr_assert_eq(parse(NULL,
+			   "{\"resctrlAdapt\": {\"enable\": true, \"l3FloorPercent\": 15, "
+			   "\"quietPeriod\": \"5s\", \"mbmPeakBytesPerSecond\": 20000000000}}"),
+		     0, "%s", err);
+	cr_assert(cfg.rdt_adapt.enable);
+	cr_assert_eq(cfg.rdt_adapt.l3_floor_pct, 15);
+	cr_assert_eq(cfg.rdt_adapt.quiet_ns, 5000000000ULL);
+	cr_assert_eq(cfg.rdt_adapt.mbm_peak_bps, 20000000000ULL);
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"stepPercent\": 0}}"), -EINVAL);
+	cr_assert_str_eq(err, "strategies.resctrlAdapt.stepPercent: 0 out of range [1, 50]");
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"floor\": 1}}"), -EINVAL);
+	cr_assert(strstr(err, "strategies.resctrlAdapt"), "%s", err);
+}

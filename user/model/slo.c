@@ -16,6 +16,11 @@ void slo_config_init(struct slo_config *cfg)
 	for (int i = 0; i < RDT_CLASS_NR; i++)
 		cfg->rdt[i] = (struct rdt_class_config){ .cat_end_pct = 100, .mba_pct = 100 };
 	cfg->rdt[RDT_CLASS_BE].cat_end_pct = 30;
+	cfg->rdt_adapt = (struct rdt_adapt_config){ .l3_floor_pct = 10,
+						    .mb_floor_pct = 10,
+						    .step_pct = 10,
+						    .quiet_ns = 10000000000ULL,
+						    .llc_drop_pct = 10 };
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
@@ -544,6 +549,42 @@ static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_
 	return r < 0 ? r : 0;
 }
 
+static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, size_t err_len)
+{
+	static const char *const known[] = {
+		"enable",      "l3FloorPercent", "mbFloorPercent",	  "stepPercent",
+		"quietPeriod", "llcDropPercent", "mbmPeakBytesPerSecond", NULL
+	};
+	struct pctx c = { err, err_len, "strategies.resctrlAdapt" };
+	long long v;
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 || (r = get_bool(&c, o, "enable", &a->enable)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "l3FloorPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->l3_floor_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mbFloorPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->mb_floor_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "stepPercent", 1, 50, &v)) < 0)
+		return r;
+	if (r)
+		a->step_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "llcDropPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->llc_drop_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mbmPeakBytesPerSecond", 0, INT64_MAX, &v)) < 0)
+		return r;
+	if (r)
+		a->mbm_peak_bps = (uint64_t)v;
+	r = get_duration(&c, o, "quietPeriod", 100000000ULL, 3600ULL * 1000000000ULL, &a->quiet_ns);
+	return r < 0 ? r : 0;
+}
+
 static int parse_cpuset_rules(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
 {
 	static const char *const known[] = { "enable", "beCpuManager", "unsetCpuQuota", NULL };
@@ -648,6 +689,7 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"latencyGuard",
 		"eviction",
 		"resctrlPodLevel",
+		"resctrlAdapt",
 		NULL,
 	};
 	struct pctx c = { err, err_len, "strategies" };
@@ -671,6 +713,10 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		goto out;
 	if ((r = sub_object(&c, root, "systemQos", &o)) > 0)
 		r = parse_system_qos(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "resctrlAdapt", &o)) > 0)
+		r = parse_rdt_adapt(o, &cfg->rdt_adapt, err, err_len);
 	if (r < 0)
 		goto out;
 	if ((r = sub_object(&c, root, "latencyGuard", &o)) > 0)

@@ -100,12 +100,24 @@ struct rdt_class_config {
 	unsigned int mba_pct; /* 1..100, default 100 */
 };
 
+/* strategies.resctrlAdapt: BE's L3 ways and MB between a floor and beClass's values. */
+struct rdt_adapt_config {
+	bool enable; /* default false */
+	unsigned int l3_floor_pct; /* BE catRangeEndPercent never below this; default 10 */
+	unsigned int mb_floor_pct; /* BE mbaPercent never below this; default 10 */
+	unsigned int step_pct; /* per shrink or grow; default 10 */
+	uint64_t quiet_ns; /* no interference this long: grow back one step; default 10 s */
+	unsigned int llc_drop_pct; /* LS occupancy falling this much while BE's grows; 10 */
+	uint64_t mbm_peak_bps; /* node MBM total at >= 90 % of this is interference; 0 = off */
+};
+
 struct slo_config {
 	/* nodeSLO.resourceQOSStrategy.{lsrClass,lsClass,beClass}.resctrlQOS */
 	struct rdt_class_config rdt[RDT_CLASS_NR];
 	/* strategies.resctrlPodLevel: kqos-pod-<uid> groups from node.koordinator.sh/resctrl
 	 * (koordinator's feature gate Resctrl, off by default) */
 	bool rdt_pod_level;
+	struct rdt_adapt_config rdt_adapt;
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */
