@@ -126,6 +126,14 @@ int plan_rdt_add_member(struct plan_rdt *r, const char *cgroup, uint64_t cgid, u
 	return 0;
 }
 
+void plan_rdt_set_mon(struct plan_rdt *r, size_t from, const char *mon)
+{
+	if (!name_ok(mon))
+		return;
+	for (size_t i = from; i < r->nr_members; i++)
+		strcpy(r->members[i].mon, mon);
+}
+
 int plan_rdt_group_of(const struct plan_rdt *r, uint64_t cgid)
 {
 	if (!cgid)

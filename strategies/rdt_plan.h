@@ -45,11 +45,16 @@ struct plan_rdt_group {
 	char why[96];
 };
 
-/* A cgroup whose tasks belong in a group. An empty path: known only by id (event placement). */
+/*
+ * A cgroup whose tasks belong in a group. An empty path: known only by id (event placement).
+ * @mon names a monitoring group under it (mon_groups/kqos-<mon>) for per-pod LLC and MBM
+ * figures, while RMIDs last; "" for none.
+ */
 struct plan_rdt_member {
 	char cgroup[256];
 	uint64_t cgid;
 	unsigned int group;
+	char mon[PLAN_RDT_NAME_MAX];
 };
 
 struct plan_rdt {
@@ -71,6 +76,8 @@ const struct plan_rdt_group *plan_rdt_find(const struct plan_rdt *r, const char 
 struct plan_rdt_group *plan_rdt_get(struct plan_rdt *r, const char *name);
 /* Add a member cgroup (path may be NULL/""); -EINVAL for an unsafe path or a bad group. */
 int plan_rdt_add_member(struct plan_rdt *r, const char *cgroup, uint64_t cgid, unsigned int group);
+/* Name the monitoring group of the members added since @from (see plan_rdt_member). */
+void plan_rdt_set_mon(struct plan_rdt *r, size_t from, const char *mon);
 /* The group of the member with id @cgid, or -1. */
 int plan_rdt_group_of(const struct plan_rdt *r, uint64_t cgid);
 

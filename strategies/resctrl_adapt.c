@@ -69,8 +69,10 @@ static double node_mbm(const struct snapshot *s)
 {
 	double bps = 0;
 
+	/* a monitoring group's bytes are already in its control group's */
 	for (size_t i = 0; i < s->nr_rdt; i++)
-		for (unsigned int d = 0; d < s->rdt[i].nr_domains && d < SNAP_RDT_DOMAINS; d++)
+		for (unsigned int d = 0;
+		     !s->rdt[i].is_mon && d < s->rdt[i].nr_domains && d < SNAP_RDT_DOMAINS; d++)
 			if (s->rdt[i].has_mbm_total_bps[d])
 				bps += s->rdt[i].mbm_total_bps[d];
 	return bps;

@@ -127,6 +127,7 @@ static int place_pod(const struct slo_config *cfg, const struct snap_pod *sp,
 {
 	int cls = class_of(sp->pod->qos);
 	unsigned int g;
+	size_t from;
 	int err;
 
 	/* koordinator: an annotated pod is left to its own group, never the class reconcile */
@@ -136,7 +137,16 @@ static int place_pod(const struct slo_config *cfg, const struct snap_pod *sp,
 	}
 	if (cls < 0 || idx[cls] < 0)
 		return 0;
-	return add_members(sp, (unsigned int)idx[cls], plan);
+	from = plan->rdt.nr_members;
+	err = add_members(sp, (unsigned int)idx[cls], plan);
+	/* LS pods sharing a class group: a monitoring group each, for per-pod figures */
+	if (!err && cfg->rdt_pod_monitor && cls != RDT_CLASS_BE) {
+		char mon[PLAN_RDT_NAME_MAX];
+
+		snprintf(mon, sizeof(mon), "pod-%s", sp->pod->uid);
+		plan_rdt_set_mon(&plan->rdt, from, mon);
+	}
+	return err;
 }
 
 static int decide(void *state, const struct strategy_input *in, struct plan *plan,

@@ -436,3 +436,60 @@ Test(rdtact, reconcile_between_ticks_repairs_from_the_last_plan, .init = setup, 
 	cr_assert_eq(stats().groups_created, 2);
 	reap(a);
 }
+
+Test(rdtact, ls_pod_monitoring_group_while_rmids_last, .init = setup, .fini = teardown)
+{
+	pid_t a = spawn(), b = spawn();
+	unsigned int ls = add_class("LS", 0, 100, 100);
+	char tasks[32];
+
+	cr_assert_eq(fake_cg__mkcg(fcg, "/lsa"), 0);
+	cr_assert_eq(fake_cg__mkcg(fcg, "/lsb"), 0);
+	snprintf(tasks, sizeof(tasks), "%d\n", a);
+	cr_assert_eq(fake_cg__write(fcg, "cpu", "/lsa", "tasks", tasks), 0);
+	snprintf(tasks, sizeof(tasks), "%d\n", b);
+	cr_assert_eq(fake_cg__write(fcg, "cpu", "/lsb", "tasks", tasks), 0);
+	cr_assert_eq(plan_rdt_add_member(&plan, "/lsa", 21, ls), 0);
+	plan_rdt_set_mon(&plan, 0, "pod-a");
+	cr_assert_eq(plan_rdt_add_member(&plan, "/lsb", 22, ls), 0);
+	plan_rdt_set_mon(&plan, 1, "pod-b");
+	/* the root and kqos-LS hold two RMIDs: one left, for pod-a only */
+	cr_assert_eq(resctrl_fake__set_num_rmids(fake, 3), 0);
+	cr_assert_eq(rdtact__apply(act, &plan, 1 * SEC), 0);
+	cr_assert(exists("kqos-LS/mon_groups/kqos-pod-a"));
+	cr_assert_not(exists("kqos-LS/mon_groups/kqos-pod-b"));
+	cr_assert(in_tasks("kqos-LS/mon_groups/kqos-pod-a/tasks", a));
+	cr_assert(in_tasks("kqos-LS/tasks", b), "pod-b degrades to class level");
+	cr_assert_eq(stats().mon_groups, 1);
+	cr_assert_eq(stats().no_rmid, 1);
+	cr_assert_eq(stats().errors, 0);
+	/* pod-a goes: its monitoring group after the grace */
+	plan.nr_members = 1;
+	strcpy(plan.members[0].cgroup, "/lsb");
+	plan.members[0].cgid = 22;
+	strcpy(plan.members[0].mon, "pod-b");
+	cr_assert_eq(rdtact__apply(act, &plan, 2 * SEC), 0);
+	cr_assert(exists("kqos-LS/mon_groups/kqos-pod-a"), "within the grace");
+	cr_assert_eq(rdtact__apply(act, &plan, 8 * SEC), 0);
+	cr_assert_not(exists("kqos-LS/mon_groups/kqos-pod-a"));
+	resctrl_fake__age_limbo(fake);
+	cr_assert_eq(rdtact__apply(act, &plan, 9 * SEC), 0);
+	cr_assert(exists("kqos-LS/mon_groups/kqos-pod-b"), "the freed RMID goes to pod-b");
+	cr_assert(in_tasks("kqos-LS/mon_groups/kqos-pod-b/tasks", b));
+	reap(a);
+	reap(b);
+}
+
+Test(rdtact, attach_event_places_in_the_pods_monitoring_group, .init = setup, .fini = teardown)
+{
+	pid_t a = spawn();
+	unsigned int ls = add_class("LS", 0, 100, 100);
+
+	cr_assert_eq(plan_rdt_add_member(&plan, "", 31, ls), 0);
+	plan_rdt_set_mon(&plan, 0, "pod-e");
+	cr_assert_eq(rdtact__apply(act, &plan, 1 * SEC), 0);
+	cr_assert_eq(rdtact__place(act, 31, a, 0), 1);
+	cr_assert(in_tasks("kqos-LS/mon_groups/kqos-pod-e/tasks", a));
+	cr_assert(in_tasks("kqos-LS/tasks", a), "a CTRL_MON group lists its MON groups' tasks");
+	reap(a);
+}

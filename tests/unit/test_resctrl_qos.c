@@ -171,3 +171,24 @@ Test(resctrl_qos, inactive_pods_are_skipped)
 	cr_assert_eq(decide(), 0);
 	cr_assert_eq(plan_rdt_group_of(&plan.rdt, 102), -1);
 }
+
+Test(resctrl_qos, ls_pods_in_a_class_group_get_a_monitoring_group)
+{
+	for (int c = 0; c < RDT_CLASS_NR; c++)
+		cfg.rdt[c].enable = true;
+	cr_assert_eq(decide(), 0);
+	for (size_t i = 0; i < plan.rdt.nr_members; i++) {
+		const struct plan_rdt_member *m = &plan.rdt.members[i];
+
+		if (m->cgid == 100 || m->cgid == 200)
+			cr_assert_str_eq(m->mon, "pod-aaa-1");
+		else if (m->cgid == 101 || m->cgid == 201)
+			cr_assert_str_eq(m->mon, "pod-bbb-2");
+		else
+			cr_assert_str_eq(m->mon, "", "BE pods stay at class level");
+	}
+	cfg.rdt_pod_monitor = false;
+	plan_reset(&plan);
+	cr_assert_eq(decide(), 0);
+	cr_assert_str_eq(plan.rdt.members[0].mon, "");
+}

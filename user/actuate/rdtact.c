@@ -30,6 +30,15 @@ struct rgroup {
 	bool has_read;
 };
 
+/* A pod's monitoring group under its class group: mon_groups/kqos-<name>. */
+struct rmon {
+	char ctrl[PLAN_RDT_NAME_MAX], name[PLAN_RDT_NAME_MAX];
+	bool is_present, is_planned;
+	uint64_t unplanned_ns;
+	struct resctrl_tids have;
+	bool has_read;
+};
+
 struct rdtact {
 	struct resctrl *r;
 	struct cgroupfs *cg;
@@ -44,6 +53,9 @@ struct rdtact {
 	pid_t *pids;
 	size_t cap_pids;
 	bool logged_no_alloc;
+	struct rmon *mons;
+	size_t nr_mons, cap_mons;
+	bool out_of_rmids; /* logged once: per-pod monitoring degrades to class level */
 	struct snap_rdt_enforce st;
 };
 
@@ -78,6 +90,9 @@ void rdtact__free(struct rdtact *a)
 		return;
 	for (size_t i = 0; i < a->nr; i++)
 		resctrl_tids_fini(&a->groups[i].have);
+	for (size_t i = 0; i < a->nr_mons; i++)
+		resctrl_tids_fini(&a->mons[i].have);
+	free(a->mons);
 	free(a->groups);
 	plan_rdt_fini(&a->last);
 	plan_rdt_fini(&a->prev);
@@ -370,6 +385,132 @@ static void release(struct rdtact *a, const struct plan_rdt *p, uint64_t now)
 	}
 }
 
+/* --- monitoring groups of pods -------------------------------------------------------- */
+
+static struct rmon *mon_find(struct rdtact *a, const char *ctrl, const char *name)
+{
+	for (size_t i = 0; i < a->nr_mons; i++)
+		if (!strcmp(a->mons[i].ctrl, ctrl) && !strcmp(a->mons[i].name, name))
+			return &a->mons[i];
+	return NULL;
+}
+
+static struct rmon *mon_get(struct rdtact *a, const char *ctrl, const char *name)
+{
+	struct rmon *m = mon_find(a, ctrl, name);
+
+	if (m)
+		return m;
+	if (a->nr_mons == a->cap_mons) {
+		size_t cap = a->cap_mons ? a->cap_mons * 2 : 16;
+		void *n = realloc(a->mons, cap * sizeof(*a->mons));
+
+		if (!n)
+			return NULL;
+		a->mons = n;
+		a->cap_mons = cap;
+	}
+	m = &a->mons[a->nr_mons++];
+	memset(m, 0, sizeof(*m));
+	snprintf(m->ctrl, sizeof(m->ctrl), "%s", ctrl);
+	snprintf(m->name, sizeof(m->name), "%s", name);
+	return m;
+}
+
+static void scan_mons(struct rdtact *a)
+{
+	static char names[MAX_LISTED][RESCTRL_NAME_MAX];
+
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->mons[i].is_present = false;
+	for (size_t g = 0; g < a->nr; g++) {
+		int n;
+
+		if (!a->groups[g].is_present)
+			continue;
+		n = resctrl_mon_group_list(a->r, a->groups[g].name, names, MAX_LISTED);
+		for (int i = 0; i < n && i < MAX_LISTED; i++) {
+			struct rmon *m = mon_get(a, a->groups[g].name, names[i]);
+
+			if (m)
+				m->is_present = true;
+		}
+	}
+}
+
+static void mon_create(struct rdtact *a, struct rmon *m)
+{
+	int err;
+
+	if (m->is_present || a->o.dry_run)
+		return;
+	err = resctrl_mon_group_create(a->r, m->ctrl, m->name);
+	if (!err || err == -EEXIST) {
+		m->is_present = true;
+		a->st.mon_groups_created++;
+		return;
+	}
+	/* EBUSY: freed RMIDs still in limbo, the next pass retries */
+	if (err == -ENOSPC && !a->out_of_rmids)
+		log_warn("out of RMIDs: per-pod monitoring degrades to class level",
+			 "group=" RESCTRL_PREFIX "%s/mon_groups/" RESCTRL_PREFIX "%s "
+			 "last_cmd_status=\"%s\"",
+			 m->ctrl, m->name, resctrl_last_status(a->r));
+	if (err == -ENOSPC) {
+		a->out_of_rmids = true;
+		a->st.no_rmid++;
+	} else if (err != -EBUSY) {
+		a->st.errors++;
+	}
+}
+
+/* Planned mon groups exist; others go after the pod grace. */
+static void sync_mons(struct rdtact *a, const struct plan_rdt *p, uint64_t now)
+{
+	bool any_missing = false;
+
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->mons[i].is_planned = false;
+	for (size_t i = 0; i < p->nr_members; i++) {
+		const struct plan_rdt_member *mb = &p->members[i];
+		int t = a->target[mb->group];
+		struct rmon *m;
+
+		if (!mb->mon[0] || t < 0 || strcmp(a->groups[t].name, p->groups[mb->group].name))
+			continue;
+		m = mon_get(a, a->groups[t].name, mb->mon);
+		if (!m)
+			continue;
+		m->is_planned = true;
+		m->unplanned_ns = 0;
+		mon_create(a, m);
+		any_missing |= !m->is_present;
+	}
+	if (!any_missing)
+		a->out_of_rmids = false;
+	for (size_t i = 0; i < a->nr_mons; i++) {
+		struct rmon *m = &a->mons[i];
+
+		if (m->is_planned || !m->is_present || a->o.dry_run)
+			continue;
+		if (!m->unplanned_ns)
+			m->unplanned_ns = now ? now : 1;
+		if (now - m->unplanned_ns < a->o.pod_grace_ns)
+			continue;
+		if (!resctrl_mon_group_remove(a->r, m->ctrl, m->name))
+			m->is_present = false;
+	}
+}
+
+/* The member's monitoring group when it is in place, else NULL (class level only). */
+static struct rmon *member_mon(struct rdtact *a, const struct plan_rdt_member *mb,
+			       const struct rgroup *g)
+{
+	struct rmon *m = mb->mon[0] ? mon_find(a, g->name, mb->mon) : NULL;
+
+	return m && m->is_present ? m : NULL;
+}
+
 /* --- tasks ------------------------------------------------------------------------------ */
 
 /* Where planned group @i's tasks go: its own group, else its fallback, else nowhere (-1). */
@@ -447,9 +588,33 @@ static void move(struct rdtact *a, struct rgroup *g, const pid_t *tids, size_t n
 	}
 }
 
+/* Then into the pod's monitoring group: a task must be in the control group first. */
+static void reconcile_mon(struct rdtact *a, struct rgroup *g, struct rmon *mon, int n)
+{
+	struct resctrl_tasks_result res = { 0 };
+	size_t k = 0;
+	int err;
+
+	if (a->o.dry_run)
+		return;
+	if (!mon->has_read) {
+		if (resctrl_tasks_read(a->r, g->name, mon->name, &mon->have))
+			return;
+		mon->has_read = true;
+	}
+	for (int i = 0; i < n; i++)
+		if (!resctrl_tids_contains(&mon->have, a->pids[i]))
+			a->pids[k++] = a->pids[i];
+	if (!k)
+		return;
+	err = resctrl_tasks_add(a->r, g->name, mon->name, a->pids, k, &res);
+	if (err)
+		fail(a, g, FAIL_TASKS, err, mon->name);
+}
+
 /* Every thread of the member's cgroup that is not in its group yet. */
 static void reconcile_member(struct rdtact *a, const struct plan_rdt_member *m, struct rgroup *g,
-			     bool is_miss)
+			     struct rmon *mon, bool is_miss)
 {
 	size_t k = 0;
 	int n;
@@ -466,12 +631,17 @@ static void reconcile_member(struct rdtact *a, const struct plan_rdt_member *m, 
 		if (!resctrl_tids_contains(&g->have, a->pids[i]))
 			a->pids[k++] = a->pids[i];
 	move(a, g, a->pids, k, is_miss);
+	/* the list was compacted in place: read it again for the monitoring group */
+	if (mon && (n = read_threads(a, m->cgroup)) > 0)
+		reconcile_mon(a, g, mon, n);
 }
 
 static void reconcile(struct rdtact *a, const struct plan_rdt *p, const struct plan_rdt *prev)
 {
 	for (size_t i = 0; i < a->nr; i++)
 		a->groups[i].has_read = false;
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->mons[i].has_read = false;
 	for (size_t i = 0; i < p->nr_members; i++) {
 		const struct plan_rdt_member *m = &p->members[i];
 		int t = a->target[m->group];
@@ -481,7 +651,7 @@ static void reconcile(struct rdtact *a, const struct plan_rdt *p, const struct p
 			continue;
 		/* known at the last pass: its tasks should have come by events since */
 		is_miss = a->groups[t].placed_once && plan_rdt_group_of(prev, m->cgid) >= 0;
-		reconcile_member(a, m, &a->groups[t], is_miss);
+		reconcile_member(a, m, &a->groups[t], member_mon(a, m, &a->groups[t]), is_miss);
 	}
 	for (size_t i = 0; i < a->nr; i++)
 		if (a->groups[i].is_present)
@@ -506,6 +676,9 @@ static void count(struct rdtact *a)
 	a->st.groups = 0;
 	a->st.pod_groups = 0;
 	a->st.pods_no_closid = 0;
+	a->st.mon_groups = 0;
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->st.mon_groups += a->mons[i].is_present;
 	for (size_t i = 0; i < a->nr; i++) {
 		const struct rgroup *g = &a->groups[i];
 
@@ -541,9 +714,13 @@ static int apply_locked(struct rdtact *a, const struct plan_rdt *p, uint64_t now
 	a->prev = a->last;
 	a->last = tmp;
 	err = remember(a, p);
-	if (!err && !a->o.no_reconcile)
+	if (err)
+		return err;
+	scan_mons(a);
+	sync_mons(a, p, now);
+	if (!a->o.no_reconcile)
 		reconcile(a, p, &a->prev);
-	return err;
+	return 0;
 }
 
 int rdtact__apply(struct rdtact *a, const struct plan_rdt *p, uint64_t mono_ns)
@@ -590,6 +767,23 @@ static void note_latency(struct snap_rdt_enforce *st, uint64_t ns)
 			st->place_hist[i]++;
 }
 
+/* The event path's second write: the pod's monitoring group, when it has one. */
+static void place_mon(struct rdtact *a, uint64_t cgid, struct rgroup *g, pid_t tid)
+{
+	struct resctrl_tasks_result res = { 0 };
+
+	for (size_t i = 0; i < a->last.nr_members; i++) {
+		struct rmon *m;
+
+		if (a->last.members[i].cgid != cgid)
+			continue;
+		m = member_mon(a, &a->last.members[i], g);
+		if (m && resctrl_tasks_add(a->r, g->name, m->name, &tid, 1, &res))
+			fail(a, g, FAIL_TASKS, res.first_err, m->name);
+		return;
+	}
+}
+
 int rdtact__place(struct rdtact *a, uint64_t cgid, pid_t tid, uint64_t event_ns)
 {
 	struct resctrl_tasks_result res = { 0 };
@@ -609,6 +803,7 @@ int rdtact__place(struct rdtact *a, uint64_t cgid, pid_t tid, uint64_t event_ns)
 	}
 	if (!res.nr_moved)
 		return 0;
+	place_mon(a, cgid, &a->groups[t], tid);
 	a->st.placed_events++;
 	done = mono_now();
 	if (event_ns && done > event_ns)

@@ -677,6 +677,12 @@ static void rdt_enforce_families(struct render *r)
 	family(r->f, "kqos_resctrl_groups", "gauge", "kqos resctrl control groups in place.");
 	sample_u64(r->f, "kqos_resctrl_groups", "kind=\"class\"", NULL, d->groups - d->pod_groups);
 	sample_u64(r->f, "kqos_resctrl_groups", "kind=\"pod\"", NULL, d->pod_groups);
+	family(r->f, "kqos_resctrl_pod_monitoring_groups", "gauge",
+	       "LS pods' monitoring groups in their class groups (per-pod LLC and MBM).");
+	sample_u64(r->f, "kqos_resctrl_pod_monitoring_groups", NULL, NULL, d->mon_groups);
+	family(r->f, "kqos_resctrl_rmid_exhausted_total", "counter",
+	       "Pod monitoring groups refused for want of an RMID: those pods stay class-level.");
+	sample_u64(r->f, "kqos_resctrl_rmid_exhausted_total", NULL, NULL, d->no_rmid);
 	family(r->f, "kqos_resctrl_pods_without_group", "gauge",
 	       "Annotated pods left in their class group: out of CLOSIDs.");
 	sample_u64(r->f, "kqos_resctrl_pods_without_group", NULL, NULL, d->pods_no_closid);

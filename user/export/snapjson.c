@@ -223,6 +223,8 @@ static json_t *rdt_group_json(const struct snap_rdt_group *g)
 		set_new(o, "class", json_string(g->class_name));
 	if (o && *g->pod_uid)
 		set_new(o, "pod_uid", json_string(g->pod_uid));
+	if (o && g->is_mon)
+		set_new(o, "monitoring_only", json_true());
 	return o;
 }
 
@@ -287,7 +289,7 @@ static json_t *rdt_enforce_json(const struct snap_rdt_enforce *r)
 	for (int i = 0; i < SNAP_REACT_BUCKETS; i++)
 		json_array_append_new(hist, json_integer((json_int_t)r->place_hist[i]));
 	return json_pack("{s:i, s:i, s:i, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
-			 "s:{s:I, s:f, s:f, s:o}}",
+			 "s:i, s:I, s:I, s:{s:I, s:f, s:f, s:o}}",
 			 "groups", (int)r->groups, "pod_groups", (int)r->pod_groups,
 			 "pods_no_closid", (int)r->pods_no_closid, "no_closid_pods", no,
 			 "no_closid_total", (json_int_t)r->no_closid, "schemata_writes",
@@ -296,6 +298,8 @@ static json_t *rdt_enforce_json(const struct snap_rdt_enforce *r)
 			 (json_int_t)r->groups_removed, "placed_events",
 			 (json_int_t)r->placed_events, "placed_reconcile",
 			 (json_int_t)r->placed_reconcile, "misses", (json_int_t)r->misses,
+			 "mon_groups", (int)r->mon_groups, "mon_groups_created",
+			 (json_int_t)r->mon_groups_created, "no_rmid_total", (json_int_t)r->no_rmid,
 			 "placement", "count", (json_int_t)r->place_count, "sum_s", r->place_sum_s,
 			 "max_s", r->place_max_s, "cumulative", hist);
 }

@@ -16,6 +16,7 @@ void slo_config_init(struct slo_config *cfg)
 	for (int i = 0; i < RDT_CLASS_NR; i++)
 		cfg->rdt[i] = (struct rdt_class_config){ .cat_end_pct = 100, .mba_pct = 100 };
 	cfg->rdt[RDT_CLASS_BE].cat_end_pct = 30;
+	cfg->rdt_pod_monitor = true;
 	cfg->rdt_adapt = (struct rdt_adapt_config){ .l3_floor_pct = 10,
 						    .mb_floor_pct = 10,
 						    .step_pct = 10,
@@ -625,6 +626,8 @@ static int parse_scalars(json_t *o, struct slo_config *cfg, struct pctx *c)
 
 	if ((r = get_bool(c, o, "resctrlPodLevel", &cfg->rdt_pod_level)) < 0)
 		return r;
+	if ((r = get_bool(c, o, "resctrlPodMonitor", &cfg->rdt_pod_monitor)) < 0)
+		return r;
 	if ((r = get_enum(c, o, "weightFormula", formulas, &e)) < 0)
 		return r;
 	if (r)
@@ -690,6 +693,7 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"eviction",
 		"resctrlPodLevel",
 		"resctrlAdapt",
+		"resctrlPodMonitor",
 		NULL,
 	};
 	struct pctx c = { err, err_len, "strategies" };

@@ -118,6 +118,9 @@ struct slo_config {
 	 * (koordinator's feature gate Resctrl, off by default) */
 	bool rdt_pod_level;
 	struct rdt_adapt_config rdt_adapt;
+	/* strategies.resctrlPodMonitor: mon_groups/kqos-pod-<uid> for LS pods in a class
+	 * group, while RMIDs last; default true */
+	bool rdt_pod_monitor;
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */

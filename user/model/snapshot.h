@@ -113,9 +113,12 @@ struct snap_node {
 /* resctrl monitoring of one group (class group kqos-LSR/LS/BE or a pod group), per L3 domain. */
 #define SNAP_RDT_DOMAINS 16
 struct snap_rdt_group {
-	char name[64]; /* directory name under the resctrl root, e.g. "kqos-BE" */
+	/* directory under the resctrl root: "kqos-BE", or a pod's monitoring group in its class
+	 * group, "kqos-LS/mon_groups/kqos-pod-<uid>" */
+	char name[128];
 	char class_name[16]; /* "LSR", "LS", "BE", or "" for a pod group */
-	char pod_uid[POD_UID_MAX]; /* pod groups only */
+	char pod_uid[POD_UID_MAX]; /* pod groups (control or monitoring) only */
+	bool is_mon; /* a monitoring group: its figures are part of its class group's */
 	char schemata[256]; /* current schemata, lines joined with ';' */
 	unsigned int nr_domains;
 	__u32 cache_id[SNAP_RDT_DOMAINS];
@@ -204,6 +207,8 @@ struct snap_rdt_enforce {
 	__u64 no_closid; /* since start: pod groups refused for want of a CLOSID */
 	__u64 schemata_writes, errors; /* since start */
 	__u64 groups_created, groups_removed; /* since start */
+	unsigned int mon_groups; /* pods' monitoring groups in their class groups */
+	__u64 mon_groups_created, no_rmid; /* since start; no_rmid: refused for want of an RMID */
 	/* tasks placed: at once on attach events, and by the reconcile (misses of the events) */
 	__u64 placed_events, placed_reconcile, misses;
 	/* attach event in the kernel -> tid written to the group's tasks */
