@@ -2,11 +2,11 @@
 /*
  * resctrl_adapt (kqos, off by default): Heracles' cache and bandwidth loop on BE. It moves
  * kqos-BE's L3 range end and MB percent between a floor and what beClass.resctrlQOS
- * configures: one step down on interference, one step back per quiet window. Interference is
- * the LS groups' LLC occupancy falling by llcDropPercent while BE's grows (the L3 signal), or
- * the node's MBM total at 90 % of mbmPeakBytesPerSecond (the bandwidth signal). It edits the
- * BE group resctrl_qos planned this tick, so it runs after it; without resctrl nothing is
- * planned and nothing changes.
+ * configures: one step down on interference, one step back per quiet window. L3 signals: the
+ * LS groups' LLC occupancy falling by llcDropPercent while BE's grows, or LS CPI or LLC MPKI
+ * above its baseline learned while BE was quiet (where the PMU exists). Bandwidth signal: the
+ * node's MBM total at 90 % of mbmPeakBytesPerSecond. It edits the BE group resctrl_qos planned
+ * this tick, so it runs after it; without resctrl nothing is planned and nothing changes.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -22,7 +22,12 @@ struct adapt {
 	bool has_prev;
 	double prev_ls, prev_be; /* LLC occupancy bytes at the previous tick */
 	uint64_t shrinks, grows; /* since start */
+	bool has_base_cpi, has_base_mpki;
+	double base_cpi, base_mpki; /* LS's, learned while BE is quiet */
 };
+
+#define BE_QUIET_CORES 0.1 /* BE using less than this: learn LS's PMU baseline */
+#define BASE_ALPHA     0.2
 
 static bool enabled(const struct slo_config *cfg)
 {
@@ -95,6 +100,59 @@ static bool llc_signal(struct adapt *a, const struct snapshot *s, unsigned int d
 	return hit;
 }
 
+/* LS pods' mean CPI and LLC MPKI this tick, where the PMU counted them. */
+static bool ls_pmu(const struct snapshot *s, double *cpi, double *mpki, bool *has_mpki)
+{
+	unsigned int n = 0, nm = 0;
+
+	*cpi = *mpki = 0;
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		const struct snap_pod *p = &s->pods[i];
+		enum pod_qos q = p->pod ? p->pod->qos : POD_QOS_NONE;
+
+		if (q != POD_QOS_LSE && q != POD_QOS_LSR && q != POD_QOS_LS)
+			continue;
+		if (p->st.has_cpi) {
+			*cpi += p->st.cpi;
+			n++;
+		}
+		if (p->st.has_mpki) {
+			*mpki += p->st.llc_mpki;
+			nm++;
+		}
+	}
+	*cpi = n ? *cpi / n : 0;
+	*mpki = nm ? *mpki / nm : 0;
+	*has_mpki = nm > 0;
+	return n > 0;
+}
+
+static void learn(double *base, bool *has, double v)
+{
+	*base = *has ? (1 - BASE_ALPHA) * *base + BASE_ALPHA * v : v;
+	*has = true;
+}
+
+/* LS instructions slower or missing the LLC more than while BE was quiet: cache interference. */
+static bool pmu_signal(struct adapt *a, const struct snapshot *s, const struct rdt_adapt_config *c)
+{
+	double cpi, mpki;
+	bool has_mpki;
+
+	if (!ls_pmu(s, &cpi, &mpki, &has_mpki))
+		return false;
+	if (s->classes[POD_QOS_BE].cpu_cores < BE_QUIET_CORES) {
+		learn(&a->base_cpi, &a->has_base_cpi, cpi);
+		if (has_mpki)
+			learn(&a->base_mpki, &a->has_base_mpki, mpki);
+		return false;
+	}
+	if (c->cpi_rise_pct && a->has_base_cpi && cpi > a->base_cpi * (1 + c->cpi_rise_pct / 100.0))
+		return true;
+	return c->mpki_rise_pct && has_mpki && a->has_base_mpki &&
+	       mpki > a->base_mpki * (1 + c->mpki_rise_pct / 100.0);
+}
+
 static unsigned int down(unsigned int v, unsigned int step, unsigned int floor)
 {
 	return v > floor + step ? v - step : floor;
@@ -133,6 +191,8 @@ static int decide(void *state, const struct strategy_input *in, struct plan *pla
 	a->l3_end = a->l3_end > be->cat_end_pct ? be->cat_end_pct : a->l3_end;
 	a->mb = a->mb > be->mba_pct ? be->mba_pct : a->mb;
 	llc = llc_signal(a, in->snap, c->llc_drop_pct);
+	/* both signals are evaluated every tick: the PMU one learns its baseline when quiet */
+	llc = pmu_signal(a, in->snap, c) || llc;
 	mbm = c->mbm_peak_bps && node_mbm(in->snap) >= 0.9 * (double)c->mbm_peak_bps;
 	if (llc || mbm) {
 		unsigned int l3 = llc ? down(a->l3_end, c->step_pct, l3_floor) : a->l3_end;

@@ -169,3 +169,34 @@ Test(resctrl_adapt, nothing_without_rdt)
 	cr_assert_eq(resctrl_adapt_strategy.decide(state, &in, &plan, &rep), 0);
 	cr_assert_eq(plan.rdt.nr_groups, 0, "nothing planned, nothing written");
 }
+
+Test(resctrl_adapt, ls_mpki_over_its_quiet_baseline_shrinks_l3)
+{
+	static struct pod ls = {
+		.uid = "ls-1", .name = "ls-1", .qos = POD_QOS_LS, .is_active = true
+	};
+	unsigned int l3, mb;
+
+	snap->pods = calloc(1, sizeof(*snap->pods));
+	snap->nr_pods = 1;
+	snap->pods[0].pod = &ls;
+	snap->pods[0].st.has_cpi = snap->pods[0].st.has_mpki = true;
+	snap->pods[0].st.cpi = 1.0;
+	snap->pods[0].st.llc_mpki = 2.0;
+	/* BE quiet: the baseline is learned, whatever the occupancy does */
+	snap->classes[POD_QOS_BE].cpu_cores = 0;
+	for (unsigned int t = 0; t < 5; t++)
+		tick(t, 10, 5, 1, &l3, &mb);
+	cr_assert_eq(l3, 50);
+	/* BE busy and LS MPKI 50 % up (CPI flat): one L3 step, MB untouched */
+	snap->classes[POD_QOS_BE].cpu_cores = 1.5;
+	snap->pods[0].st.llc_mpki = 3.0;
+	tick(5, 10, 5, 1, &l3, &mb);
+	cr_assert_eq(l3, 40);
+	cr_assert_eq(mb, 80);
+	/* back to the baseline: no further step */
+	snap->pods[0].st.llc_mpki = 2.0;
+	tick(6, 10, 5, 1, &l3, &mb);
+	cr_assert_eq(l3, 40);
+	snap->pods[0].pod = NULL; /* static pod: not the snapshot's to free */
+}

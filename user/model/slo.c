@@ -21,7 +21,9 @@ void slo_config_init(struct slo_config *cfg)
 						    .mb_floor_pct = 10,
 						    .step_pct = 10,
 						    .quiet_ns = 10000000000ULL,
-						    .llc_drop_pct = 10 };
+						    .llc_drop_pct = 10,
+						    .cpi_rise_pct = 20,
+						    .mpki_rise_pct = 30 };
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
@@ -578,6 +580,14 @@ static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, siz
 		return r;
 	if (r)
 		a->llc_drop_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "cpiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		a->cpi_rise_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mpkiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		a->mpki_rise_pct = (unsigned int)v;
 	if ((r = get_int(&c, o, "mbmPeakBytesPerSecond", 0, INT64_MAX, &v)) < 0)
 		return r;
 	if (r)

@@ -109,6 +109,8 @@ struct rdt_adapt_config {
 	uint64_t quiet_ns; /* no interference this long: grow back one step; default 10 s */
 	unsigned int llc_drop_pct; /* LS occupancy falling this much while BE's grows; 10 */
 	uint64_t mbm_peak_bps; /* node MBM total at >= 90 % of this is interference; 0 = off */
+	/* LS CPI / LLC MPKI over their baseline learned while BE is quiet (PMU); 0 = off */
+	unsigned int cpi_rise_pct, mpki_rise_pct; /* defaults 20, 30 */
 };
 
 struct slo_config {
