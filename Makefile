@@ -114,7 +114,7 @@ RUN_ARGS ?=
 .DELETE_ON_ERROR:
 .SECONDARY:
 .PHONY: all kqosd kqos-top tests deps run test _run _test test-unit test-live style vmlinux \
-	bench clean help
+	bench clean help fakefs
 
 all: $(KQOSD) $(KQOSTOP)
 kqosd: $(KQOSD)
@@ -133,13 +133,13 @@ _run: $(KQOSD)
 test: deps
 	$(Q)$(MAKE) --no-print-directory _test
 
-_test: tests $(KQOSD) $(KQOSTOP)
+_test: tests $(KQOSD) $(KQOSTOP) $(FAKEFS)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS) $(LIVE_BINS)
 
 test-unit: $(UNIT_BINS) $(KQOSD) $(KQOSTOP)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(UNIT_BINS)
 
-test-live: $(LIVE_BINS) $(KQOSD) $(KQOSTOP)
+test-live: $(LIVE_BINS) $(KQOSD) $(KQOSTOP) $(FAKEFS)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(LIVE_BINS)
 
 style:
@@ -216,6 +216,19 @@ $(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(TOP_LIBS)
 $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
 	$(call msg,TEST,$@)
 	$(Q)$(link) $(TEST_LDLIBS) -o $@
+
+# The FUSE resctrl fake (tests/fuse/, scripts/fake-resctrl-fs.sh): only where libfuse3 is.
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
+FAKEFS := $(if $(FUSE_LIBS),$(OUTPUT)/tests/fuse/kqos-fake-resctrl-fs)
+
+fakefs: $(FAKEFS)
+
+$(OUTPUT)/tests/fuse/kqos-fake-resctrl-fs: tests/fuse/resctrl_fs.c $(LIBTEST) $(LIBS)
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(TEST_INC) $(FUSE_CFLAGS) $< -o $@ $(LDFLAGS) $(LIBTEST) $(LIBS) \
+		$(FUSE_LIBS) $(LDLIBS)
 
 $(OUTPUT)/bpf:
 	$(Q)mkdir -p $@

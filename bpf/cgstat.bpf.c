@@ -41,6 +41,8 @@ const volatile __s32 cfg_hierarchy_id = 0;
  * switch-in pays before any lookup. User space writes it through the mmap'ed .data section.
  */
 volatile __u64 watch_min_ns = ~0ULL;
+/* set by user space while it places tasks in resctrl groups: report forks in managed cgroups */
+volatile __u32 fork_events = 0;
 
 /*
  * Not preallocated: a per-CPU value is ~1.2 KB per CPU, so preallocating maxCgroups entries
@@ -495,6 +497,28 @@ int BPF_PROG(cgroup_attach_task, struct cgroup *dst, const char *path, struct ta
 	if (!bpf_map_lookup_elem(&managed, &id))
 		return 0;
 	emit(KQOS_EV_CG_ATTACH, id, task->pid, task->tgid, bpf_ktime_get_ns(),
+	     bpf_map_lookup_elem(&cpu_state, &zero));
+	return 0;
+}
+
+/*
+ * A task forked inside a managed cgroup, reported like an attach. On hardware a child inherits
+ * its parent's CLOSID, so this only places the children of a parent that was not placed yet;
+ * it also keeps placement exact where inheritance is not modelled (the resctrl fakes). Off
+ * unless user space places tasks: a fork-heavy pod costs one record per fork then.
+ */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(sched_process_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 zero = 0;
+	__u64 id;
+
+	if (!fork_events)
+		return 0;
+	id = task_cgroup_id(child);
+	if (!bpf_map_lookup_elem(&managed, &id))
+		return 0;
+	emit(KQOS_EV_CG_ATTACH, id, child->pid, child->tgid, bpf_ktime_get_ns(),
 	     bpf_map_lookup_elem(&cpu_state, &zero));
 	return 0;
 }

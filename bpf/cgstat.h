@@ -42,11 +42,12 @@ struct kqos_cpu_state {
 _Static_assert(sizeof(struct kqos_cpu_state) == 64 + KQOS_PMU_MAX * 24, "cpu_state layout");
 
 /* Ring buffer record types (`events` map); only urgent things travel this way. */
-#define KQOS_EV_NONE	  0
-#define KQOS_EV_LS_WAIT	  1 /* a watched cgroup's task waited past its target */
-#define KQOS_EV_CG_MKDIR  2 /* a cgroup was created below a watched root */
-#define KQOS_EV_CG_RMDIR  3 /* a cgroup below a watched root was removed */
-#define KQOS_EV_CG_ATTACH 4 /* a task moved into a managed cgroup */
+#define KQOS_EV_NONE	 0
+#define KQOS_EV_LS_WAIT	 1 /* a watched cgroup's task waited past its target */
+#define KQOS_EV_CG_MKDIR 2 /* a cgroup was created below a watched root */
+#define KQOS_EV_CG_RMDIR 3 /* a cgroup below a watched root was removed */
+#define KQOS_EV_CG_ATTACH \
+	4 /* a task moved into (or, with fork_events, forked in) a managed cgroup */
 
 /* At most one LS_WAIT record per watched cgroup per CPU in this time; the rest are counted. */
 #define KQOS_EV_GAP_NS 1000000ULL

@@ -12,7 +12,7 @@ set -euo pipefail
 BUILD=(clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 	libjansson-dev libpfm4-dev libcurl4-openssl-dev libncurses-dev)
 TEST=(libcriterion-dev openssl python3 tmux procps util-linux
-	prometheus prometheus-node-exporter curl)
+	prometheus prometheus-node-exporter curl libfuse3-dev fuse3)
 STYLE=(clang-format shellcheck)
 # benchmarks: load generator and the peer (runqlat); bench/interference.sh: a real LS service,
 # its load generator and the pictures (the bench runs its own nginx master on 127.0.0.1; the

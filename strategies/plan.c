@@ -24,6 +24,7 @@ void plan_init(struct plan *p)
 void plan_fini(struct plan *p)
 {
 	free(p->entries);
+	plan_rdt_fini(&p->rdt);
 	plan_init(p);
 }
 
@@ -31,6 +32,7 @@ void plan_reset(struct plan *p)
 {
 	p->nr = 0;
 	p->nr_overridden = 0;
+	plan_rdt_reset(&p->rdt);
 }
 
 const char *plan_knob_name(enum plan_knob knob)
@@ -224,7 +226,7 @@ int plan_copy(struct plan *dst, const struct plan *src)
 		memcpy(dst->entries, src->entries, src->nr * sizeof(*dst->entries));
 	dst->nr = src->nr;
 	dst->nr_overridden = src->nr_overridden;
-	return 0;
+	return plan_rdt_copy(&dst->rdt, &src->rdt);
 }
 
 int plan_set(struct plan *p, const char *cgroup, enum plan_knob knob, const struct plan_value *v,

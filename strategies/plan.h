@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "cpulist.h"
+#include "rdt_plan.h"
 
 /*
  * A plan: the desired value of some knobs of some cgroups, written by the strategies of one
@@ -67,6 +68,7 @@ struct plan {
 	 * intersection keeps the planned set), memory smaller. It never loosens a knob.
 	 */
 	bool tighten;
+	struct plan_rdt rdt; /* resctrl groups and their members (rdt_plan.h) */
 };
 
 void plan_init(struct plan *p);

@@ -12,8 +12,12 @@ const struct kqos_strategy *const kqos_strategies[] = {
 	/* plan nothing: eviction requests for the evictor */
 	&cpu_evict_strategy,
 	&memory_evict_strategy,
-	/* last: it only tightens what the others planned */
+	/* last of those with cgroup knobs: it only tightens what the others planned */
 	&latency_guard_strategy,
+	/* resctrl groups only (the plan's resctrl section): no cgroup knob, so no contest */
+	&resctrl_qos_strategy,
+	/* edits the BE group resctrl_qos planned */
+	&resctrl_adapt_strategy,
 	NULL,
 };
 

@@ -119,6 +119,8 @@ extern const struct kqos_strategy latency_guard_strategy;
 extern const struct kqos_strategy cpu_evict_strategy;
 extern const struct kqos_strategy memory_evict_strategy;
 extern const struct kqos_strategy cpu_burst_strategy;
+extern const struct kqos_strategy resctrl_qos_strategy;
+extern const struct kqos_strategy resctrl_adapt_strategy;
 
 /*
  * The LS cgroups the kernel should watch and their wait targets: every cgroup of an active

@@ -34,7 +34,7 @@ _Static_assert(CG_MODE_AUTO == (int)CG_IDS_AUTO && CG_MODE_V1 == (int)CG_IDS_V1_
 		       CG_MODE_V2 == (int)CG_IDS_V2,
 	       "cgroupMode names the id trees");
 
-enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT, EV_SOON, EV_DEADLINE };
+enum { EV_TIMER = 1, EV_SIGNAL, EV_RINGBUF, EV_EXPORT, EV_SOON, EV_DEADLINE, EV_RDT };
 
 /* The first tick comes this soon after start: decide and apply without waiting an interval. */
 #define FIRST_TICK_NS 100000000ULL
@@ -61,6 +61,7 @@ struct agent {
 	struct snap_enforce enforce; /* what enforcement did in the latest tick */
 	const char *src_kind;
 	int epfd, tfd, sfd;
+	int rdt_tfd; /* the resctrl reconcile between ticks; -1 when off */
 	size_t cap;
 	struct cg_totals *prev, *cur;
 	struct cg_delta *deltas;
@@ -95,6 +96,27 @@ static int watch(struct agent *a, int fd, __u64 tag)
 	return epoll_ctl(a->epfd, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/*
+ * resctrl placement is rescanned on the resctrl cadence, not only on the tick: a lost attach
+ * event then costs at most one resctrl interval.
+ */
+static int arm_rdt_reconcile(struct agent *a)
+{
+	struct itimerspec its = { 0 };
+
+	if (!a->enf || !a->rdt || !a->cfg.resctrl.reconcile || a->opts->once)
+		return 0;
+	a->rdt_tfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (a->rdt_tfd < 0)
+		return -errno;
+	its.it_interval.tv_sec = a->cfg.resctrl.interval_ns / 1000000000ULL;
+	its.it_interval.tv_nsec = a->cfg.resctrl.interval_ns % 1000000000ULL;
+	its.it_value = its.it_interval;
+	if (timerfd_settime(a->rdt_tfd, 0, &its, NULL))
+		return -errno;
+	return watch(a, a->rdt_tfd, EV_RDT);
+}
+
 static int setup_loop(struct agent *a)
 {
 	sigset_t mask;
@@ -124,6 +146,8 @@ static int setup_loop(struct agent *a)
 		err = watch(a, reactor__soon_fd(a->react), EV_SOON);
 	if (!err)
 		err = watch(a, reactor__deadline_fd(a->react), EV_DEADLINE);
+	if (!err)
+		err = arm_rdt_reconcile(a);
 	/* --once samples one full interval; the daemon decides as soon as it can */
 	if (!err)
 		err = arm_timer(a, a->opts->once || a->cfg.interval_ns < FIRST_TICK_NS ?
@@ -206,6 +230,8 @@ static int open_enforcer(struct agent *a)
 		.dry_run = a->cfg.dry_run,
 		.policy_json = json_or_null(a->cfg.node_slo_json),
 		.kqos_json = json_or_null(a->cfg.strategies_json),
+		.resctrl_root = a->rdt ? a->cfg.resctrl.root : NULL,
+		.rdt_no_reconcile = !a->cfg.resctrl.reconcile,
 	};
 
 	/* --once samples and exits: it never changes (and so never restores) anything. */
@@ -539,6 +565,8 @@ static void stop(struct agent *a)
 		close(a->epfd);
 	if (a->tfd >= 0)
 		close(a->tfd);
+	if (a->rdt_tfd >= 0)
+		close(a->rdt_tfd);
 	if (a->sfd >= 0)
 		close(a->sfd);
 }
@@ -840,6 +868,8 @@ static int loop(struct agent *a)
 			else if (evs[i].data.u64 == EV_DEADLINE &&
 				 reactor__ack(reactor__deadline_fd(a->react)))
 				reactor__on_deadline(a->react, a->snap, &a->enforce);
+			else if (evs[i].data.u64 == EV_RDT && reactor__ack(a->rdt_tfd))
+				enforcer__rdt_reconcile(a->enf, clock_ns(CLOCK_MONOTONIC));
 			else if (evs[i].data.u64 == EV_EXPORT)
 				exporter__dispatch(a->exp, clock_ns(CLOCK_MONOTONIC));
 		}
@@ -864,7 +894,9 @@ static int baseline(struct agent *a)
 
 int agent_run(struct kqos_opts *opts)
 {
-	struct agent a = { .opts = opts, .cfg = opts->cfg, .epfd = -1, .tfd = -1, .sfd = -1 };
+	struct agent a = {
+		.opts = opts, .cfg = opts->cfg, .epfd = -1, .tfd = -1, .sfd = -1, .rdt_tfd = -1
+	};
 	int err;
 
 	log_set_level(a.cfg.log_level);

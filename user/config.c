@@ -180,6 +180,7 @@ static const struct field resctrl_fields[] = {
 	  .off = OFF(resctrl.interval_ns),
 	  .min = 100000000ULL,
 	  .max = 3600 * NSEC_PER_SEC },
+	{ .key = "reconcile", .type = F_BOOL, .off = OFF(resctrl.reconcile) },
 	{ NULL },
 };
 
@@ -244,6 +245,7 @@ void config_defaults(struct kqos_config *cfg)
 	snprintf(cfg->proc_root, sizeof(cfg->proc_root), "/proc");
 	snprintf(cfg->resctrl.root, sizeof(cfg->resctrl.root), "/sys/fs/resctrl");
 	cfg->resctrl.interval_ns = NSEC_PER_SEC;
+	cfg->resctrl.reconcile = true;
 	cfg->export.textfile_interval_ns = 10 * NSEC_PER_SEC;
 	snprintf(cfg->export.socket, sizeof(cfg->export.socket), "/run/kqos/kqos.sock");
 	snprintf(cfg->pods.kubelet_root, sizeof(cfg->pods.kubelet_root), "/var/lib/kubelet");

@@ -59,6 +59,9 @@ struct kqos_config {
 	struct {
 		char root[PATH_MAX]; /* "resctrl.root" */
 		__u64 interval_ns; /* "resctrl.interval": mon_data cadence */
+		/* "resctrl.reconcile": place tasks by rescanning on the tick too, not only on
+		 * attach events (false only to test the event path) */
+		bool reconcile;
 	} resctrl;
 	struct {
 		char textfile_dir[PATH_MAX]; /* "" = off */

@@ -150,6 +150,7 @@ void reactor__sync(struct reactor *r, const struct snapshot *s, const uint64_t *
 	err = kevents__set_watches(r->ev, r->watches, n);
 	if (err)
 		log_warn("kernel watches incomplete", "watches=%zu err=%d", n, err);
+	kevents__set_fork_events(r->ev, r->enf && enforcer__places(r->enf));
 	err = kevents__set_managed(r->ev, r->ids, pod_ids(s, r->ids, MAX_MANAGED));
 	if (err)
 		log_warn("managed cgroups incomplete for attach events", "err=%d", err);
@@ -210,6 +211,14 @@ void reactor__soon_in(struct reactor *r, uint64_t ns)
 	r->soon_armed = true;
 }
 
+/* A task joined a managed cgroup: into its resctrl group now, not at the next reconcile. */
+static void place(struct reactor *r, const struct kqos_event *e)
+{
+	r->attaches++;
+	if (r->enf)
+		enforcer__place(r->enf, e->cgid, (int)e->value, e->ts_ns);
+}
+
 /* LS waits into r->waits; the earliest timestamp in *first. Returns how many. */
 static size_t sort_events(struct reactor *r, const struct kqos_event *q, size_t nq, uint64_t *first,
 			  bool *changed)
@@ -222,7 +231,7 @@ static size_t sort_events(struct reactor *r, const struct kqos_event *q, size_t 
 		if (e->type == KQOS_EV_CG_MKDIR || e->type == KQOS_EV_CG_RMDIR)
 			*changed = true;
 		else if (e->type == KQOS_EV_CG_ATTACH)
-			r->attaches++;
+			place(r, e);
 		if (e->type != KQOS_EV_LS_WAIT)
 			continue;
 		r->waits[n++] = (struct wait_event){ .cgid = e->cgid,

@@ -647,3 +647,19 @@ Test(export_prom, node_exporter_reads_the_textfile)
 	cr_assert_not_null(strstr(body, "namespace=\"esc\\\"a\\\\b\\nc\""));
 	free(body);
 }
+
+Test(export_prom, resctrl_control_families)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text = render(s);
+
+	cr_assert(strstr(text, "kqos_resctrl_groups{kind=\"pod\"} 1\n"), "%s", text);
+	cr_assert(strstr(text, "kqos_resctrl_groups{kind=\"class\"} 2\n"));
+	cr_assert(strstr(text, "kqos_resctrl_pods_without_group 1\n"));
+	cr_assert(strstr(text, "kqos_resctrl_tasks_placed_total{path=\"event\"} 40\n"));
+	cr_assert(strstr(text, "kqos_resctrl_placement_misses_total 1\n"));
+	cr_assert(strstr(text, "kqos_resctrl_placement_seconds_bucket{le=\"0.0005\"} 40\n"));
+	cr_assert(strstr(text, "kqos_resctrl_placement_seconds_count 40\n"));
+	free(text);
+	snapshot__put(s);
+}

@@ -150,6 +150,19 @@ static inline void snap_fx_enforce(struct snap_enforce *en)
 	snprintf(en->recent[0].value, 64, "2-3");
 	snprintf(en->recent[0].result, 16, "ok");
 	snprintf(en->recent[0].why, 96, "LS load 1.2 cores");
+	en->rdt.on = true;
+	en->rdt.groups = 3;
+	en->rdt.pod_groups = 1;
+	en->rdt.pods_no_closid = 1;
+	snprintf(en->rdt.no_closid_uid[0], 64, "5f3c0000-0000-4000-8000-000000000002");
+	en->rdt.no_closid = 1;
+	en->rdt.placed_events = 40;
+	en->rdt.placed_reconcile = 5;
+	en->rdt.misses = 1;
+	en->rdt.place_count = 40;
+	en->rdt.place_sum_s = 0.012;
+	for (int i = 3; i < SNAP_REACT_BUCKETS; i++)
+		en->rdt.place_hist[i] = 40;
 }
 
 /* The rich node. @seq distinguishes publishes. */

@@ -172,6 +172,12 @@ Test(export_sock, snapshot_request_answers_one_json_line)
 	cr_assert_str_eq(json_string_value(json_object_get(
 				 json_array_get(json_object_get(en, "recent"), 0), "why")),
 			 "LS load 1.2 cores");
+	cr_assert_eq(json_integer_value(json_object_get(json_object_get(en, "resctrl"), "misses")),
+		     1, "enforcement.resctrl");
+	cr_assert_str_eq(
+		json_string_value(json_array_get(
+			json_object_get(json_object_get(en, "resctrl"), "no_closid_pods"), 0)),
+		"5f3c0000-0000-4000-8000-000000000002");
 	cr_assert_eq(json_array_size(json_object_get(json_object_get(root, "resctrl"), "groups")),
 		     3);
 	cr_assert_not_null(json_object_get(json_object_get(root, "agent"), "version"));

@@ -125,7 +125,7 @@ Test(plan, registry_in_precedence_order)
 		prev = s;
 		n++;
 	}
-	cr_assert_eq(n, 7);
+	cr_assert_eq(n, 9);
 	cr_assert_eq(strategy_find("cpu_suppress"), &cpu_suppress_strategy);
 	cr_assert(strategy_find("latency_guard")->tightens, "the tightening strategy runs last");
 	cr_assert_null(strategy_find("nope"));

@@ -203,3 +203,29 @@ Test(rdtmon, no_resctrl_no_ids)
 	rdtmon__ids(NULL, &ids);
 	cr_assert_not(ids.has);
 }
+
+Test(rdtmon, pod_monitoring_groups_in_a_class_group, .init = setup, .fini = teardown)
+{
+	const char *dir = "kqos-LSR/mon_groups/kqos-pod-5f3c0000-0000-4000-8000-000000000009";
+	const struct snap_rdt_group *g;
+	struct snapshot *s;
+
+	cr_assert_eq(resctrl_mon_group_create(r, "LSR", "pod-5f3c0000-0000-4000-8000-000000000009"),
+		     0);
+	cr_assert_eq(resctrl_fake__set_occupancy(fake, dir, 1, 3 << 20), 0);
+	rdtmon__poll(mon, 1000000000ULL);
+	cr_assert_eq(resctrl_fake__add_mbm(fake, dir, RESCTRL_EV_MBM_TOTAL, 0, 50000000), 0);
+	rdtmon__poll(mon, 2000000000ULL);
+	s = snapshot__new();
+	cr_assert_eq(fill(mon, s), 0);
+	cr_assert_eq(s->nr_rdt, 4);
+	g = group(s, dir);
+	cr_assert_not_null(g);
+	cr_expect(g->is_mon);
+	cr_expect_str_eq(g->pod_uid, "5f3c0000-0000-4000-8000-000000000009");
+	cr_expect_str_eq(g->class_name, "");
+	cr_expect_eq(g->llc_bytes[1], 3 << 20);
+	cr_expect_float_eq(g->mbm_total_bps[0], 5e7, 1);
+	cr_expect_not(group(s, "kqos-LSR")->is_mon);
+	snapshot__put(s);
+}

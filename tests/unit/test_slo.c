@@ -166,3 +166,67 @@ Test(slo, syntax_error_and_validate_api)
 	cr_assert(strstr(err, "strategies:"), "%s", err);
 	cr_assert_eq(enforce_validate("{}", NULL, err, sizeof(err)), 0);
 }
+
+Test(slo, resctrl_qos_defaults_and_fields)
+{
+	cr_assert_eq(parse(NULL, NULL), 0);
+	cr_assert_not(slo_rdt_enabled(&cfg));
+	cr_assert_eq(cfg.rdt[RDT_CLASS_BE].cat_start_pct, 0);
+	cr_assert_eq(cfg.rdt[RDT_CLASS_BE].cat_end_pct, 30);
+	cr_assert_eq(cfg.rdt[RDT_CLASS_LS].cat_end_pct, 100);
+	cr_assert_eq(cfg.rdt[RDT_CLASS_LSR].mba_pct, 100);
+	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"beClass\": {\"resctrlQOS\": {\"enable\": "
+			   "true, \"catRangeEndPercent\": 50, \"mbaPercent\": 25}},"
+			   "\"lsClass\": {\"memoryQOS\": {\"enable\": true}}}}",
+			   NULL),
+		     0, "%s", err);
+	cr_assert(slo_rdt_enabled(&cfg));
+	cr_assert(cfg.rdt[RDT_CLASS_BE].enable);
+	cr_assert_not(cfg.rdt[RDT_CLASS_LS].enable);
+	cr_assert_eq(cfg.rdt[RDT_CLASS_BE].cat_end_pct, 50);
+	cr_assert_eq(cfg.rdt[RDT_CLASS_BE].mba_pct, 25);
+}
+
+Test(slo, resctrl_qos_errors_name_the_field)
+{
+	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsClass\": {\"resctrlQOS\": "
+			   "{\"mbaPercent\": 0}}}}",
+			   NULL),
+		     -EINVAL);
+	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.lsClass.resctrlQOS.mbaPercent: 0 out of "
+			      "range [1, 100]");
+	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"beClass\": {\"resctrlQOS\": "
+			   "{\"catRangeStartPercent\": 40}}}}",
+			   NULL),
+		     -EINVAL);
+	cr_assert_str_eq(err,
+			 "nodeSLO.resourceQOSStrategy.beClass.resctrlQOS.catRangeStartPercent: "
+			 "40 is not below catRangeEndPercent 30");
+	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsrClass\": {\"resctrlQOS\": "
+			   "{\"enable\": 1}}}}",
+			   NULL),
+		     -EINVAL);
+	cr_assert_str_eq(err,
+			 "nodeSLO.resourceQOSStrategy.lsrClass.resctrlQOS.enable: not a boolean");
+	cr_assert_eq(parse("{\"resourceQOSStrategy\": {\"lsrClass\": []}}", NULL), -EINVAL);
+	cr_assert_str_eq(err, "nodeSLO.resourceQOSStrategy.lsrClass: not an object");
+}
+
+Test(slo, resctrl_adapt_keys)
+{
+	cr_assert_eq(parse(NULL, NULL), 0);
+	cr_assert_not(cfg.rdt_adapt.enable);
+	cr_assert_eq(cfg.rdt_adapt.step_pct, 10);
+	cr_assert_eq(parse(NULL,
+			   "{\"resctrlAdapt\": {\"enable\": true, \"l3FloorPercent\": 15, "
+			   "\"quietPeriod\": \"5s\", \"mbmPeakBytesPerSecond\": 20000000000}}"),
+		     0, "%s", err);
+	cr_assert(cfg.rdt_adapt.enable);
+	cr_assert_eq(cfg.rdt_adapt.l3_floor_pct, 15);
+	cr_assert_eq(cfg.rdt_adapt.quiet_ns, 5000000000ULL);
+	cr_assert_eq(cfg.rdt_adapt.mbm_peak_bps, 20000000000ULL);
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"stepPercent\": 0}}"), -EINVAL);
+	cr_assert_str_eq(err, "strategies.resctrlAdapt.stepPercent: 0 out of range [1, 50]");
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"floor\": 1}}"), -EINVAL);
+	cr_assert(strstr(err, "strategies.resctrlAdapt"), "%s", err);
+}

@@ -10,6 +10,8 @@
 #include "enforce.h"
 #include "log.h"
 #include "plan.h"
+#include "rdtact.h"
+#include "resctrl.h"
 #include "slo.h"
 #include "strategy.h"
 
@@ -23,6 +25,9 @@ struct strat_slot {
 struct enforcer {
 	struct cgroupfs *cg;
 	struct actuator *act;
+	struct resctrl *r; /* NULL: no resctrl control */
+	bool owns_r;
+	struct rdtact *rdt;
 	struct slo_config cfg;
 	bool dry_run;
 	struct strat_slot slots[MAX_STRATEGIES];
@@ -101,6 +106,38 @@ static int recover(struct enforcer *e)
 	return 0;
 }
 
+/*
+ * resctrl control needs a mount; without one the strategy still decides (its plan is logged
+ * nowhere) and nothing is written. A restart with resctrl control off removes what a killed
+ * run left; with it on, the first pass adopts the kqos groups still planned and removes the
+ * rest (pod groups after their grace).
+ */
+static int open_rdt(struct enforcer *e, const struct enforce_opts *opts)
+{
+	struct rdtact_opts o = { .dry_run = opts->dry_run,
+				 .pod_grace_ns = opts->rdt_pod_grace_ns,
+				 .no_reconcile = opts->rdt_no_reconcile };
+	int err;
+
+	e->r = opts->resctrl;
+	if (!e->r && opts->resctrl_root) {
+		err = resctrl_open(opts->resctrl_root, &e->r);
+		if (err) {
+			log_info("no resctrl control", "root=%s err=%d", opts->resctrl_root, err);
+			return 0;
+		}
+		e->owns_r = true;
+	}
+	if (!e->r)
+		return 0;
+	err = rdtact__new(e->r, e->cg, &o, &e->rdt);
+	if (err)
+		return err;
+	if (!slo_rdt_enabled(&e->cfg) && !e->cfg.rdt_pod_level && !opts->dry_run)
+		rdtact__restore(e->rdt);
+	return 0;
+}
+
 int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 {
 	struct actuator_opts aopts = { 0 };
@@ -139,6 +176,9 @@ int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 	err = recover(e);
 	if (err)
 		goto err;
+	err = open_rdt(e, opts);
+	if (err)
+		goto err;
 	log_config(e);
 	*ret = e;
 	return 0;
@@ -163,6 +203,8 @@ int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const cha
 	e->cfg = cfg;
 	e->dry_run = dry_run;
 	actuator__set_dry_run(e->act, dry_run);
+	if (e->rdt)
+		rdtact__set_dry_run(e->rdt, dry_run);
 	actuator__set_formula(e->act, cfg.weight_formula);
 	log_config(e);
 	return 0;
@@ -268,6 +310,8 @@ static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 	ret->guard.back_outs = rep->guard.moves[GUARD_BACK_OUT];
 	ret->guard.relaxes = rep->guard.moves[GUARD_RELAX];
 	fill_burst(&rep->burst, &ret->burst);
+	if (e->rdt)
+		rdtact__fill(e->rdt, &ret->rdt);
 	actuator__fill(e->act, ret);
 }
 
@@ -293,6 +337,9 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	log_burst(&rep.burst);
 	actuator__set_reserve(e->act, &e->reserve);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
+	/* resctrl is planned or kqos groups remain to be released */
+	if (e->rdt && (e->plan.rdt.is_on || rdtact__nr_groups(e->rdt)))
+		rdtact__apply(e->rdt, &e->plan.rdt, snap->mono_ns);
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
@@ -371,11 +418,28 @@ uint64_t enforcer__nr_writes(const struct enforcer *e)
 	return cgroupfs__nr_writes(e->cg);
 }
 
+int enforcer__place(struct enforcer *e, uint64_t cgid, int tid, uint64_t event_ns)
+{
+	return e->rdt ? rdtact__place(e->rdt, cgid, (pid_t)tid, event_ns) : 0;
+}
+
+bool enforcer__places(const struct enforcer *e)
+{
+	return e->rdt && e->plan.rdt.nr_members && !e->dry_run;
+}
+
+int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns)
+{
+	return e->rdt ? rdtact__reconcile(e->rdt, mono_ns) : 0;
+}
+
 int enforcer__restore(struct enforcer *e)
 {
 	size_t n = actuator__nr_journal(e->act);
 	int err = actuator__restore(e->act);
 
+	if (e->rdt && !e->dry_run && rdtact__restore(e->rdt))
+		log_warn("some kqos resctrl groups could not be removed", NULL);
 	log_msg(err ? LOG_WARN : LOG_INFO, "original cgroup values restored",
 		"entries=%zu left=%zu err=%d", n, actuator__nr_journal(e->act), err);
 	return err;
@@ -392,6 +456,9 @@ void enforcer__free(struct enforcer *e)
 	plan_fini(&e->base);
 	plan_fini(&e->reserve);
 	actuator__free(e->act);
+	rdtact__free(e->rdt);
+	if (e->owns_r)
+		resctrl_close(e->r);
 	cgroupfs__free(e->cg);
 	free(e);
 }

@@ -30,6 +30,12 @@ struct enforce_opts {
 	bool dry_run; /* log the plan, write nothing */
 	const char *policy_json; /* "nodeSLO" object as JSON text, NULL = defaults */
 	const char *kqos_json; /* "strategies" object as JSON text, NULL = defaults */
+	/* resctrl control: a mount root (NULL = none), or a handle (borrowed; tests hand in the
+	 * fake's), which wins */
+	const char *resctrl_root;
+	struct resctrl *resctrl;
+	uint64_t rdt_pod_grace_ns; /* 0 = 10 s */
+	bool rdt_no_reconcile; /* place tasks on attach events only (tests of the event path) */
 };
 
 #define ENFORCE_STATE_DIR_DEFAULT "/var/lib/kqos"
@@ -95,7 +101,21 @@ const struct evict_list *enforcer__evictions(const struct enforcer *e);
 /* The configuration in force (borrowed; changes on reconfigure). */
 const struct slo_config *enforcer__config(const struct enforcer *e);
 
-/* Restore every original value from the journal (byte-identical), then clear it. */
+/*
+ * The event path for resctrl: thread @tid joined managed cgroup @cgid at @event_ns (kernel
+ * CLOCK_MONOTONIC). Written to its resctrl group at once; 1 placed, 0 not ours, -errno.
+ */
+int enforcer__place(struct enforcer *e, uint64_t cgid, int tid, uint64_t event_ns);
+/* Tasks are being placed in resctrl groups: the kernel should report forks too. */
+bool enforcer__places(const struct enforcer *e);
+
+/* The resctrl reconcile between ticks (resctrl.interval): the last plan applied again. */
+int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns);
+
+/*
+ * Restore every original value from the journal (byte-identical), then clear it, and remove
+ * every kqos resctrl group (their tasks go back to the root group).
+ */
 int enforcer__restore(struct enforcer *e);
 
 /* The enforcer's actuator (borrowed), for tests and counters. */

@@ -251,6 +251,7 @@ static int open_events(struct collector *c)
 				  .roots_fd = bpf_map__fd(c->skel->maps.roots),
 				  .managed_fd = bpf_map__fd(c->skel->maps.managed),
 				  .watch_min_ns = &c->skel->data->watch_min_ns,
+				  .fork_events = &c->skel->bss->fork_events,
 				  .ncpus = c->ncpus };
 
 	return kevents__new(&m, &c->ev);

@@ -23,6 +23,7 @@ struct kevents {
 	size_t nq;
 	__u64 lost;
 	volatile __u64 *watch_min_ns;
+	volatile __u32 *fork_events;
 	int ncpus;
 	struct kqos_watch *pcpu; /* one watch value per possible CPU, for updates */
 	struct keyset watch, roots, managed;
@@ -50,6 +51,7 @@ int kevents__new(const struct kevents_maps *m, struct kevents **ret)
 	if (!e)
 		return -ENOMEM;
 	e->watch_min_ns = m->watch_min_ns;
+	e->fork_events = m->fork_events;
 	e->ncpus = m->ncpus;
 	e->watch = (struct keyset){ .fd = m->watch_fd, .max = KQOS_MAX_WATCHES };
 	e->roots = (struct keyset){ .fd = m->roots_fd, .max = KQOS_MAX_ROOTS };
@@ -229,6 +231,12 @@ static int set_ids(struct kevents *e, struct keyset *ks, const uint64_t *ids, si
 int kevents__set_roots(struct kevents *e, const uint64_t *ids, size_t n)
 {
 	return set_ids(e, &e->roots, ids, n);
+}
+
+void kevents__set_fork_events(struct kevents *e, bool on)
+{
+	if (e->fork_events)
+		*e->fork_events = on;
 }
 
 int kevents__set_managed(struct kevents *e, const uint64_t *ids, size_t n)

@@ -2,6 +2,7 @@
 #ifndef KQOS_COLLECT_EVENTS_H
 #define KQOS_COLLECT_EVENTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -21,6 +22,7 @@ struct kevents;
 struct kevents_maps {
 	int ringbuf_fd, watch_fd, roots_fd, managed_fd;
 	volatile __u64 *watch_min_ns;
+	volatile __u32 *fork_events;
 	int ncpus; /* possible CPUs: the per-CPU watch values */
 };
 
@@ -45,6 +47,8 @@ __u64 kevents__lost(const struct kevents *e);
  */
 int kevents__set_watches(struct kevents *e, const struct wait_watch *w, size_t n);
 int kevents__set_roots(struct kevents *e, const uint64_t *ids, size_t n);
+/* Forks in managed cgroups reported as attaches too (while tasks are placed in resctrl). */
+void kevents__set_fork_events(struct kevents *e, bool on);
 int kevents__set_managed(struct kevents *e, const uint64_t *ids, size_t n);
 size_t kevents__nr_watches(const struct kevents *e);
 

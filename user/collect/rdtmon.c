@@ -22,7 +22,7 @@ struct rdtmon {
 	__u64 interval_ns, last_ns;
 	bool polled;
 	struct rdt_state *v;
-	size_t n;
+	size_t n, n_next;
 	struct snap_rdt_ids ids;
 };
 
@@ -65,19 +65,19 @@ struct resctrl *rdtmon__resctrl(struct rdtmon *m)
 }
 
 /* The state of group @name from the previous poll (rates need their baseline), or a fresh one. */
-static struct rdt_state *keep_state(struct rdt_state *old, size_t nold, const char *name,
+/* The state of directory @dir from the previous poll (rates need their baseline), or fresh. */
+static struct rdt_state *keep_state(struct rdt_state *old, size_t nold, const char *dir,
 				    struct rdt_state *dst)
 {
 	for (size_t i = 0; i < nold; i++) {
-		if (!strcmp(old[i].g.name + strlen(RESCTRL_PREFIX), name)) {
+		if (!strcmp(old[i].g.name, dir)) {
 			*dst = old[i];
 			return dst;
 		}
 	}
 	memset(dst, 0, sizeof(*dst));
-	if (snprintf(dst->g.name, sizeof(dst->g.name), RESCTRL_PREFIX "%s", name) >=
-	    (int)sizeof(dst->g.name))
-		log_dbg("resctrl group name truncated", "name=%s", name);
+	if (snprintf(dst->g.name, sizeof(dst->g.name), "%s", dir) >= (int)sizeof(dst->g.name))
+		log_dbg("resctrl group name truncated", "name=%s", dir);
 	return dst;
 }
 
@@ -112,12 +112,12 @@ static void read_schemata(struct rdtmon *m, const char *name, struct snap_rdt_gr
 		log_dbg("resctrl schemata truncated for the snapshot", "group=%s", name);
 }
 
-static void read_counter(struct rdtmon *m, const char *name, enum resctrl_event ev,
+static void read_counter(struct rdtmon *m, const char *name, const char *mon, enum resctrl_event ev,
 			 struct rdt_state *st, __u64 now)
 {
 	struct resctrl_mon_value v;
 	struct snap_rdt_group *g = &st->g;
-	int err = resctrl_mon_read(m->r, name, NULL, ev, &v);
+	int err = resctrl_mon_read(m->r, name, mon, ev, &v);
 
 	if (err && err != -ENODATA)
 		return;
@@ -194,6 +194,34 @@ static void count_ids(struct rdtmon *m)
 	};
 }
 
+static void read_all(struct rdtmon *m, const char *ctrl, const char *mon, struct rdt_state *st,
+		     __u64 now)
+{
+	for (int ev = 0; ev < RESCTRL_EV_MAX; ev++)
+		if (resctrl_caps(m->r)->has_event[ev])
+			read_counter(m, ctrl, mon, ev, st, now);
+}
+
+/* The pods' monitoring groups under class group @ctrl (mon_groups/kqos-pod-<uid>). */
+static void poll_mons(struct rdtmon *m, const char *ctrl, struct rdt_state *next, __u64 now)
+{
+	static char mons[MAX_GROUPS][RESCTRL_NAME_MAX];
+	int n = resctrl_mon_group_list(m->r, ctrl, mons, MAX_GROUPS);
+
+	for (int i = 0; i < n && i < MAX_GROUPS && m->n_next < MAX_GROUPS; i++) {
+		char dir[2 * RESCTRL_NAME_MAX + 32];
+		struct rdt_state *st;
+
+		snprintf(dir, sizeof(dir),
+			 RESCTRL_PREFIX "%.63s/mon_groups/" RESCTRL_PREFIX "%.63s", ctrl, mons[i]);
+		st = keep_state(m->v, m->n, dir, &next[m->n_next++]);
+		st->g.is_mon = true;
+		if (!strncmp(mons[i], "pod-", 4))
+			snprintf(st->g.pod_uid, sizeof(st->g.pod_uid), "%s", mons[i] + 4);
+		read_all(m, ctrl, mons[i], st, now);
+	}
+}
+
 void rdtmon__ids(const struct rdtmon *m, struct snap_rdt_ids *ids)
 {
 	static const struct snap_rdt_ids none;
@@ -219,17 +247,21 @@ void rdtmon__poll(struct rdtmon *m, __u64 now_ns)
 	if (!next)
 		return;
 	for (int i = 0; i < n; i++) {
-		struct rdt_state *st = keep_state(m->v, m->n, names[i], &next[i]);
+		char dir[RESCTRL_NAME_MAX + 8];
+		struct rdt_state *st;
 
+		snprintf(dir, sizeof(dir), RESCTRL_PREFIX "%.63s", names[i]);
+		st = keep_state(m->v, m->n, dir, &next[i]);
 		name_group(&st->g, names[i]);
 		read_schemata(m, names[i], &st->g);
-		for (int ev = 0; ev < RESCTRL_EV_MAX; ev++)
-			if (resctrl_caps(m->r)->has_event[ev])
-				read_counter(m, names[i], ev, st, now_ns);
+		read_all(m, names[i], NULL, st, now_ns);
 	}
+	m->n_next = (size_t)n;
+	for (int i = 0; i < n; i++)
+		poll_mons(m, names[i], next, now_ns);
 	free(m->v);
 	m->v = next;
-	m->n = (size_t)n;
+	m->n = m->n_next;
 	count_ids(m);
 }
 

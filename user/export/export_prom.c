@@ -647,6 +647,66 @@ static void guard_reaction(struct render *r, const struct snap_guard *g)
 	sample(r->f, "kqos_guard_reaction_user_seconds_max", NULL, NULL, g->react_user_max_s);
 }
 
+static void rdt_placement(struct render *r, const struct snap_rdt_enforce *d)
+{
+	static const char *const le[SNAP_REACT_BUCKETS] = { "5e-05", "0.0001", "0.0002", "0.0005",
+							    "0.001", "0.002",  "0.005",	 "0.01",
+							    "0.02",  "0.05",   "0.1",	 "1" };
+	char extra[48];
+
+	family(r->f, "kqos_resctrl_placement_seconds", "histogram",
+	       "Kernel attach event to the tid written to its resctrl group's tasks.");
+	for (int i = 0; i < SNAP_REACT_BUCKETS; i++) {
+		snprintf(extra, sizeof(extra), "le=\"%s\"", le[i]);
+		sample_u64(r->f, "kqos_resctrl_placement_seconds_bucket", NULL, extra,
+			   d->place_hist[i]);
+	}
+	sample_u64(r->f, "kqos_resctrl_placement_seconds_bucket", NULL, "le=\"+Inf\"",
+		   d->place_count);
+	sample(r->f, "kqos_resctrl_placement_seconds_sum", NULL, NULL, d->place_sum_s);
+	sample_u64(r->f, "kqos_resctrl_placement_seconds_count", NULL, NULL, d->place_count);
+}
+
+/* resctrl control: groups in place, failures, and how tasks got to their groups. */
+static void rdt_enforce_families(struct render *r)
+{
+	const struct snap_rdt_enforce *d = &r->en->rdt;
+
+	if (!d->on && !d->groups)
+		return;
+	family(r->f, "kqos_resctrl_groups", "gauge", "kqos resctrl control groups in place.");
+	sample_u64(r->f, "kqos_resctrl_groups", "kind=\"class\"", NULL, d->groups - d->pod_groups);
+	sample_u64(r->f, "kqos_resctrl_groups", "kind=\"pod\"", NULL, d->pod_groups);
+	family(r->f, "kqos_resctrl_pod_monitoring_groups", "gauge",
+	       "LS pods' monitoring groups in their class groups (per-pod LLC and MBM).");
+	sample_u64(r->f, "kqos_resctrl_pod_monitoring_groups", NULL, NULL, d->mon_groups);
+	family(r->f, "kqos_resctrl_rmid_exhausted_total", "counter",
+	       "Pod monitoring groups refused for want of an RMID: those pods stay class-level.");
+	sample_u64(r->f, "kqos_resctrl_rmid_exhausted_total", NULL, NULL, d->no_rmid);
+	family(r->f, "kqos_resctrl_pods_without_group", "gauge",
+	       "Annotated pods left in their class group: out of CLOSIDs.");
+	sample_u64(r->f, "kqos_resctrl_pods_without_group", NULL, NULL, d->pods_no_closid);
+	family(r->f, "kqos_resctrl_closid_exhausted_total", "counter",
+	       "Pod groups the kernel refused for want of a CLOSID.");
+	sample_u64(r->f, "kqos_resctrl_closid_exhausted_total", NULL, NULL, d->no_closid);
+	family(r->f, "kqos_resctrl_schemata_writes_total", "counter",
+	       "Schemata writes that changed a kqos group.");
+	sample_u64(r->f, "kqos_resctrl_schemata_writes_total", NULL, NULL, d->schemata_writes);
+	family(r->f, "kqos_resctrl_errors_total", "counter",
+	       "resctrl writes that failed (mkdir, schemata, tasks, rmdir).");
+	sample_u64(r->f, "kqos_resctrl_errors_total", NULL, NULL, d->errors);
+	family(r->f, "kqos_resctrl_tasks_placed_total", "counter",
+	       "Tasks written to their resctrl group: at once on attach events, or by the reconcile.");
+	sample_u64(r->f, "kqos_resctrl_tasks_placed_total", "path=\"event\"", NULL,
+		   d->placed_events);
+	sample_u64(r->f, "kqos_resctrl_tasks_placed_total", "path=\"reconcile\"", NULL,
+		   d->placed_reconcile);
+	family(r->f, "kqos_resctrl_placement_misses_total", "counter",
+	       "Tasks of known cgroups the reconcile found outside their group: events missed.");
+	sample_u64(r->f, "kqos_resctrl_placement_misses_total", NULL, NULL, d->misses);
+	rdt_placement(r, d);
+}
+
 static void guard_families(struct render *r)
 {
 	static const char *const moves[] = { "escalate", "back_out", "relax" };
@@ -826,6 +886,7 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 		rdt_families(&r);
 		rdt_id_families(&r);
 		enforce_families(&r);
+		rdt_enforce_families(&r);
 		guard_families(&r);
 		burst_families(&r);
 		nodeslo_families(&r);

@@ -223,6 +223,8 @@ static json_t *rdt_group_json(const struct snap_rdt_group *g)
 		set_new(o, "class", json_string(g->class_name));
 	if (o && *g->pod_uid)
 		set_new(o, "pod_uid", json_string(g->pod_uid));
+	if (o && g->is_mon)
+		set_new(o, "monitoring_only", json_true());
 	return o;
 }
 
@@ -277,6 +279,31 @@ static json_t *burst_json(const struct snap_burst *b)
 			 (json_int_t)b->nr_dropped);
 }
 
+/* resctrl control: which pods got their own group shows in the groups; those that did not here */
+static json_t *rdt_enforce_json(const struct snap_rdt_enforce *r)
+{
+	json_t *no = json_array(), *hist = json_array();
+
+	for (unsigned int i = 0; i < r->pods_no_closid && i < SNAP_RDT_NO_CLOSID_PODS; i++)
+		json_array_append_new(no, json_string(r->no_closid_uid[i]));
+	for (int i = 0; i < SNAP_REACT_BUCKETS; i++)
+		json_array_append_new(hist, json_integer((json_int_t)r->place_hist[i]));
+	return json_pack("{s:i, s:i, s:i, s:o, s:I, s:I, s:I, s:I, s:I, s:I, s:I, s:I, "
+			 "s:i, s:I, s:I, s:{s:I, s:f, s:f, s:o}}",
+			 "groups", (int)r->groups, "pod_groups", (int)r->pod_groups,
+			 "pods_no_closid", (int)r->pods_no_closid, "no_closid_pods", no,
+			 "no_closid_total", (json_int_t)r->no_closid, "schemata_writes",
+			 (json_int_t)r->schemata_writes, "errors", (json_int_t)r->errors,
+			 "groups_created", (json_int_t)r->groups_created, "groups_removed",
+			 (json_int_t)r->groups_removed, "placed_events",
+			 (json_int_t)r->placed_events, "placed_reconcile",
+			 (json_int_t)r->placed_reconcile, "misses", (json_int_t)r->misses,
+			 "mon_groups", (int)r->mon_groups, "mon_groups_created",
+			 (json_int_t)r->mon_groups_created, "no_rmid_total", (json_int_t)r->no_rmid,
+			 "placement", "count", (json_int_t)r->place_count, "sum_s", r->place_sum_s,
+			 "max_s", r->place_max_s, "cumulative", hist);
+}
+
 static json_t *enforce_json(const struct snap_enforce *e)
 {
 	json_t *counts = json_array(), *recent = json_array(), *o;
@@ -313,6 +340,8 @@ static json_t *enforce_json(const struct snap_enforce *e)
 				  e->nodeslo.node, "stale", e->nodeslo.stale, "spec_loaded",
 				  e->nodeslo.has_spec, "updates", (json_int_t)e->nodeslo.updates,
 				  "failures", (json_int_t)e->nodeslo.failures));
+	if (o && (e->rdt.on || e->rdt.groups))
+		set_new(o, "resctrl", rdt_enforce_json(&e->rdt));
 	return o;
 }
 

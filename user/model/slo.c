@@ -13,6 +13,17 @@
 void slo_config_init(struct slo_config *cfg)
 {
 	memset(cfg, 0, sizeof(*cfg));
+	for (int i = 0; i < RDT_CLASS_NR; i++)
+		cfg->rdt[i] = (struct rdt_class_config){ .cat_end_pct = 100, .mba_pct = 100 };
+	cfg->rdt[RDT_CLASS_BE].cat_end_pct = 30;
+	cfg->rdt_pod_monitor = true;
+	cfg->rdt_adapt = (struct rdt_adapt_config){ .l3_floor_pct = 10,
+						    .mb_floor_pct = 10,
+						    .step_pct = 10,
+						    .quiet_ns = 10000000000ULL,
+						    .llc_drop_pct = 10,
+						    .cpi_rise_pct = 20,
+						    .mpki_rise_pct = 30 };
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
@@ -55,6 +66,21 @@ const char *suppress_policy_name(enum suppress_policy p)
 	static const char *const names[] = { "cpuset", "cfsQuota", "weight", "idle" };
 
 	return (unsigned int)p < 4 ? names[p] : "?";
+}
+
+const char *rdt_class_name(enum rdt_class c)
+{
+	static const char *const names[] = { "LSR", "LS", "BE" };
+
+	return (unsigned int)c < RDT_CLASS_NR ? names[c] : "?";
+}
+
+bool slo_rdt_enabled(const struct slo_config *cfg)
+{
+	for (int i = 0; i < RDT_CLASS_NR; i++)
+		if (cfg->rdt[i].enable)
+			return true;
+	return false;
 }
 
 /* Parsing context: the dotted path of the object being read, for error messages. */
@@ -309,6 +335,65 @@ static int parse_burst(json_t *o, struct burst_config *b, char *err, size_t err_
 	return 0;
 }
 
+static int parse_resctrl_qos(json_t *o, const char *cls, struct rdt_class_config *rc, char *err,
+			     size_t err_len)
+{
+	char path[96];
+	struct pctx c = { err, err_len, path };
+	long long v;
+	int r;
+
+	snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy.%s.resctrlQOS", cls);
+	if ((r = get_bool(&c, o, "enable", &rc->enable)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "catRangeStartPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->cat_start_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "catRangeEndPercent", 0, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->cat_end_pct = (unsigned int)v;
+	/* koordinator leaves MB untouched outside 1..100; kqos says so instead */
+	if ((r = get_int(&c, o, "mbaPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		rc->mba_pct = (unsigned int)v;
+	if (rc->cat_start_pct >= rc->cat_end_pct) {
+		char detail[64];
+
+		snprintf(detail, sizeof(detail), "%u is not below catRangeEndPercent %u",
+			 rc->cat_start_pct, rc->cat_end_pct);
+		return fail(&c, "catRangeStartPercent", "%s", detail);
+	}
+	return 0;
+}
+
+/* resourceQOSStrategy: only resctrlQOS is read; the other per-class QoS stay koordlet's. */
+static int parse_resource_qos(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
+{
+	static const char *const keys[RDT_CLASS_NR] = { "lsrClass", "lsClass", "beClass" };
+	char path[64];
+	struct pctx c = { err, err_len, path };
+	json_t *cls, *rq;
+	int r;
+
+	for (int i = 0; i < RDT_CLASS_NR; i++) {
+		snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy");
+		if ((r = sub_object(&c, o, keys[i], &cls)) <= 0) {
+			if (r < 0)
+				return r;
+			continue;
+		}
+		snprintf(path, sizeof(path), "nodeSLO.resourceQOSStrategy.%s", keys[i]);
+		if ((r = sub_object(&c, cls, "resctrlQOS", &rq)) < 0)
+			return r;
+		if (r && (r = parse_resctrl_qos(rq, keys[i], &cfg->rdt[i], err, err_len)) < 0)
+			return r;
+	}
+	return 0;
+}
+
 /* @text as a JSON object, or NULL with a message naming @what in @err. */
 static json_t *load_object(const char *text, const char *what, char *err, size_t err_len)
 {
@@ -341,6 +426,8 @@ static int parse_policy(const char *text, struct slo_config *cfg, char *err, siz
 		cfg->burst.configured = true;
 		r = parse_burst(o, &cfg->burst, err, err_len);
 	}
+	if (r >= 0 && (r = sub_object(&c, root, "resourceQOSStrategy", &o)) > 0)
+		r = parse_resource_qos(o, cfg, err, err_len);
 	json_decref(root);
 	return r < 0 ? r : 0;
 }
@@ -465,6 +552,50 @@ static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_
 	return r < 0 ? r : 0;
 }
 
+static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, size_t err_len)
+{
+	static const char *const known[] = {
+		"enable",      "l3FloorPercent", "mbFloorPercent",	  "stepPercent",
+		"quietPeriod", "llcDropPercent", "mbmPeakBytesPerSecond", NULL
+	};
+	struct pctx c = { err, err_len, "strategies.resctrlAdapt" };
+	long long v;
+	int r;
+
+	if ((r = check_keys(&c, o, known)) < 0 || (r = get_bool(&c, o, "enable", &a->enable)) < 0)
+		return r;
+	if ((r = get_int(&c, o, "l3FloorPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->l3_floor_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mbFloorPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->mb_floor_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "stepPercent", 1, 50, &v)) < 0)
+		return r;
+	if (r)
+		a->step_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "llcDropPercent", 1, 100, &v)) < 0)
+		return r;
+	if (r)
+		a->llc_drop_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "cpiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		a->cpi_rise_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mpkiRisePercent", 0, 1000, &v)) < 0)
+		return r;
+	if (r)
+		a->mpki_rise_pct = (unsigned int)v;
+	if ((r = get_int(&c, o, "mbmPeakBytesPerSecond", 0, INT64_MAX, &v)) < 0)
+		return r;
+	if (r)
+		a->mbm_peak_bps = (uint64_t)v;
+	r = get_duration(&c, o, "quietPeriod", 100000000ULL, 3600ULL * 1000000000ULL, &a->quiet_ns);
+	return r < 0 ? r : 0;
+}
+
 static int parse_cpuset_rules(json_t *o, struct slo_config *cfg, char *err, size_t err_len)
 {
 	static const char *const known[] = { "enable", "beCpuManager", "unsetCpuQuota", NULL };
@@ -503,6 +634,10 @@ static int parse_scalars(json_t *o, struct slo_config *cfg, struct pctx *c)
 	long long v;
 	int e, r;
 
+	if ((r = get_bool(c, o, "resctrlPodLevel", &cfg->rdt_pod_level)) < 0)
+		return r;
+	if ((r = get_bool(c, o, "resctrlPodMonitor", &cfg->rdt_pod_monitor)) < 0)
+		return r;
 	if ((r = get_enum(c, o, "weightFormula", formulas, &e)) < 0)
 		return r;
 	if (r)
@@ -566,6 +701,9 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		"cpuNormalizationRatio",
 		"latencyGuard",
 		"eviction",
+		"resctrlPodLevel",
+		"resctrlAdapt",
+		"resctrlPodMonitor",
 		NULL,
 	};
 	struct pctx c = { err, err_len, "strategies" };
@@ -589,6 +727,10 @@ static int parse_kqos(const char *text, struct slo_config *cfg, char *err, size_
 		goto out;
 	if ((r = sub_object(&c, root, "systemQos", &o)) > 0)
 		r = parse_system_qos(o, cfg, err, err_len);
+	if (r < 0)
+		goto out;
+	if ((r = sub_object(&c, root, "resctrlAdapt", &o)) > 0)
+		r = parse_rdt_adapt(o, &cfg->rdt_adapt, err, err_len);
 	if (r < 0)
 		goto out;
 	if ((r = sub_object(&c, root, "latencyGuard", &o)) > 0)

@@ -90,7 +90,39 @@ struct burst_config {
 	int64_t share_pool_threshold_pct; /* 50: share pool overloaded at this usage */
 };
 
+/* The resctrl classes: kqos-LSR (LSE and LSR pods), kqos-LS, kqos-BE. */
+enum rdt_class { RDT_CLASS_LSR = 0, RDT_CLASS_LS, RDT_CLASS_BE, RDT_CLASS_NR };
+
+/* nodeSLO.resourceQOSStrategy.<class>.resctrlQOS (koordinator.md §4.5) */
+struct rdt_class_config {
+	bool enable; /* default false for every class */
+	unsigned int cat_start_pct, cat_end_pct; /* 0..100, start < end; BE 0-30, others 0-100 */
+	unsigned int mba_pct; /* 1..100, default 100 */
+};
+
+/* strategies.resctrlAdapt: BE's L3 ways and MB between a floor and beClass's values. */
+struct rdt_adapt_config {
+	bool enable; /* default false */
+	unsigned int l3_floor_pct; /* BE catRangeEndPercent never below this; default 10 */
+	unsigned int mb_floor_pct; /* BE mbaPercent never below this; default 10 */
+	unsigned int step_pct; /* per shrink or grow; default 10 */
+	uint64_t quiet_ns; /* no interference this long: grow back one step; default 10 s */
+	unsigned int llc_drop_pct; /* LS occupancy falling this much while BE's grows; 10 */
+	uint64_t mbm_peak_bps; /* node MBM total at >= 90 % of this is interference; 0 = off */
+	/* LS CPI / LLC MPKI over their baseline learned while BE is quiet (PMU); 0 = off */
+	unsigned int cpi_rise_pct, mpki_rise_pct; /* defaults 20, 30 */
+};
+
 struct slo_config {
+	/* nodeSLO.resourceQOSStrategy.{lsrClass,lsClass,beClass}.resctrlQOS */
+	struct rdt_class_config rdt[RDT_CLASS_NR];
+	/* strategies.resctrlPodLevel: kqos-pod-<uid> groups from node.koordinator.sh/resctrl
+	 * (koordinator's feature gate Resctrl, off by default) */
+	bool rdt_pod_level;
+	struct rdt_adapt_config rdt_adapt;
+	/* strategies.resctrlPodMonitor: mon_groups/kqos-pod-<uid> for LS pods in a class
+	 * group, while RMIDs last; default true */
+	bool rdt_pod_monitor;
 	/* nodeSLO.resourceUsedThresholdWithBE */
 	bool suppress_enable;
 	int suppress_threshold_pct; /* 0..100, default 65 */
@@ -134,6 +166,9 @@ int slo_config_parse(const char *policy_json, const char *kqos_json, struct slo_
 		     char *err, size_t err_len);
 
 const char *suppress_policy_name(enum suppress_policy p);
+const char *rdt_class_name(enum rdt_class c); /* "LSR", "LS", "BE" */
+/* True when some class has resctrlQOS.enable. */
+bool slo_rdt_enabled(const struct slo_config *cfg);
 const char *guard_step_name(enum guard_step s); /* "idle", "weight", "cpuset", "quota" */
 
 #endif

@@ -113,9 +113,12 @@ struct snap_node {
 /* resctrl monitoring of one group (class group kqos-LSR/LS/BE or a pod group), per L3 domain. */
 #define SNAP_RDT_DOMAINS 16
 struct snap_rdt_group {
-	char name[64]; /* directory name under the resctrl root, e.g. "kqos-BE" */
+	/* directory under the resctrl root: "kqos-BE", or a pod's monitoring group in its class
+	 * group, "kqos-LS/mon_groups/kqos-pod-<uid>" */
+	char name[128];
 	char class_name[16]; /* "LSR", "LS", "BE", or "" for a pod group */
-	char pod_uid[POD_UID_MAX]; /* pod groups only */
+	char pod_uid[POD_UID_MAX]; /* pod groups (control or monitoring) only */
+	bool is_mon; /* a monitoring group: its figures are part of its class group's */
 	char schemata[256]; /* current schemata, lines joined with ';' */
 	unsigned int nr_domains;
 	__u32 cache_id[SNAP_RDT_DOMAINS];
@@ -193,6 +196,27 @@ struct snap_burst {
 	} rows[SNAP_BURST_MAX];
 };
 
+/* resctrl control (resctrl_qos and the rdt actuator): groups, failures, task placement. */
+#define SNAP_RDT_NO_CLOSID_PODS 16
+struct snap_rdt_enforce {
+	bool on; /* resctrl control planned this tick */
+	unsigned int groups; /* kqos control groups in place */
+	unsigned int pod_groups; /* of which kqos-pod-<uid> */
+	unsigned int pods_no_closid; /* annotated pods left in their class group (out of CLOSIDs) */
+	char no_closid_uid[SNAP_RDT_NO_CLOSID_PODS][64]; /* the first of them */
+	__u64 no_closid; /* since start: pod groups refused for want of a CLOSID */
+	__u64 schemata_writes, errors; /* since start */
+	__u64 groups_created, groups_removed; /* since start */
+	unsigned int mon_groups; /* pods' monitoring groups in their class groups */
+	__u64 mon_groups_created, no_rmid; /* since start; no_rmid: refused for want of an RMID */
+	/* tasks placed: at once on attach events, and by the reconcile (misses of the events) */
+	__u64 placed_events, placed_reconcile, misses;
+	/* attach event in the kernel -> tid written to the group's tasks */
+	__u64 place_count;
+	double place_sum_s, place_max_s;
+	__u64 place_hist[SNAP_REACT_BUCKETS]; /* cumulative, le order as react_hist */
+};
+
 struct snap_enforce {
 	bool enabled; /* some strategy is on */
 	bool dry_run;
@@ -215,6 +239,7 @@ struct snap_enforce {
 		char node[64];
 		__u64 updates, failures; /* since start */
 	} nodeslo;
+	struct snap_rdt_enforce rdt;
 };
 
 /* The kernel's event path: ring buffer figures since start. */
