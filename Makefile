@@ -108,6 +108,12 @@ KQOSTOP := $(if $(TOP_SRCS),$(OUTPUT)/kqos-top)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/unit/%,$(UNIT_SRCS))
 LIVE_BINS := $(patsubst tests/live/%.c,$(OUTPUT)/tests/live/%,$(LIVE_SRCS))
 
+# The FUSE resctrl fake (tests/fuse/, scripts/fake-resctrl-fs.sh): only where libfuse3 is.
+# Defined before the rules that list it: make expands prerequisites as it reads them.
+FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
+FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
+FAKEFS := $(if $(FUSE_LIBS),$(OUTPUT)/tests/fuse/kqos-fake-resctrl-fs)
+
 RUN_ARGS ?=
 
 .DEFAULT_GOAL := all
@@ -217,10 +223,6 @@ $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
 	$(call msg,TEST,$@)
 	$(Q)$(link) $(TEST_LDLIBS) -o $@
 
-# The FUSE resctrl fake (tests/fuse/, scripts/fake-resctrl-fs.sh): only where libfuse3 is.
-FUSE_CFLAGS := $(shell pkg-config --cflags fuse3 2>/dev/null)
-FUSE_LIBS := $(shell pkg-config --libs fuse3 2>/dev/null)
-FAKEFS := $(if $(FUSE_LIBS),$(OUTPUT)/tests/fuse/kqos-fake-resctrl-fs)
 
 fakefs: $(FAKEFS)
 
