@@ -255,5 +255,6 @@ help:
 	@echo 'knobs: V=1 (show commands) WERROR=1 (-Werror) SANITIZE=1 (ASan+UBSan, .output-san)'
 
 include deploy/deploy.mk
+include tests/fuzz/fuzz.mk
 
 -include $(wildcard $(OUTPUT)/*/*.d $(OUTPUT)/*/*/*.d $(OUTPUT)/*/*/*/*.d)

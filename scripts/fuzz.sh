@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0
+# make fuzz: run each libFuzzer harness given for FUZZ_SECONDS against a scratch copy of its
+# checked-in corpus (tests/fuzz/corpus/<name>/), so that a run never churns the tree. One
+# harness at a time, one job: the machine is shared. Fails when any harness crashes, leaks,
+# times out or runs out of memory; the input that did it is kept under $FUZZ_OUT/artifacts/.
+set -uo pipefail
+cd "$(dirname "$0")/.." || exit 1
+secs=${FUZZ_SECONDS:-10}
+out=${FUZZ_OUT:-.output-fuzz}
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+rc=0 bad=()
+printf '%-22s %10s %8s %s\n' harness execs cov result
+for bin in "$@"; do
+	name=${bin##*/}
+	corpus=tests/fuzz/corpus/$name
+	art=$out/artifacts/$name
+	mkdir -p "$work/$name" "$art"
+	[ -d "$corpus" ] && cp -r "$corpus"/. "$work/$name"/
+	args=(-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+		-artifact_prefix="$art/")
+	[ -f "tests/fuzz/$name.dict" ] && args+=(-dict="tests/fuzz/$name.dict")
+	log=$work/$name.log
+	"$bin" "${args[@]}" "$work/$name" >"$log" 2>&1
+	st=$?
+	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
+	cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+	if [ $st -eq 0 ]; then
+		res=ok
+	else
+		res="FAILED (exit $st, log: $out/artifacts/$name.log)"
+		cp "$log" "$out/artifacts/$name.log"
+		grep -E '^(==[0-9]+==ERROR|SUMMARY|artifact_prefix|Test unit written)' "$log" >&2
+		bad+=("$name")
+		rc=1
+	fi
+	printf '%-22s %10s %8s %s\n' "$name" "${execs:-?}" "${cov:-?}" "$res"
+done
+[ $rc -eq 0 ] && echo "fuzz: $# harnesses clean, ${secs}s each" || echo "fuzz: failed: ${bad[*]}" >&2
+exit $rc
