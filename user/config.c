@@ -342,6 +342,9 @@ static void key_position(const char *text, const char *const *path, int depth, i
 
 	*line = 1;
 	*col = 1;
+	/* nothing to find (a top-level key that looks like "[i]"): the loop would read path[1] */
+	if (depth <= 0)
+		return;
 	while (*s.p) {
 		int kline = s.line, kcol = s.col;
 

@@ -133,6 +133,12 @@ Test(config, syntax_errors_carry_jansson_position)
 	expect_error("{\"interval\": \"1s\", \"interval\": \"2s\"}", "duplicate");
 }
 
+/* found by fuzz_config: a top-level key that looks like an array index "[i]" */
+Test(config, unknown_key_shaped_like_an_index)
+{
+	expect_error("{\"[ods\": {\"souzce\": \"etcd\"}}", "test.json:1:1: key '[ods'");
+}
+
 Test(config, failed_parse_leaves_config_untouched)
 {
 	struct kqos_config cfg;
