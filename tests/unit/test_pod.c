@@ -743,6 +743,25 @@ Test(pod_bad, deep_garbage_does_not_crash)
 	cr_assert_null(p->containers[0].id);
 }
 
+/* found by fuzz_annotation: one "\u0000" used to reject the whole list */
+Test(pod_bad, nul_in_a_string_costs_that_field_only)
+{
+	static const char doc[] =
+		"{\"items\":[{\"metadata\":{\"name\":\"a\",\"uid\":\"1\",\"labels\":{"
+		"\"koordinator.sh/qosClass\":\"LSR\\u0000x\"},\"annotations\":{"
+		"\"node.koordinator.sh/resctrl\":\"{}\\u0000\",\"other.io/x\":\"\\u0000\"}}},"
+		"{\"metadata\":{\"name\":\"b\",\"uid\":\"2\\u00003\"}}]}";
+	const struct pod *p;
+
+	cr_assert_eq(pod_list__parse(doc, sizeof(doc) - 1, "t", NULL, &list, NULL), 0);
+	cr_assert_eq(list->nr_pods, 1);
+	cr_assert_eq(list->nr_skipped, 1);
+	p = &list->pods[0];
+	cr_assert_str_eq(p->name, "a");
+	cr_assert_eq(p->qos_raw, POD_QOS_NONE);
+	cr_assert_eq(p->resctrl.state, POD_ANN_INVALID);
+}
+
 Test(pod_bad, huge_quantities_do_not_overflow)
 {
 	/* two containers of 7Ei each: the sums would overflow int64 */

@@ -389,11 +389,22 @@ void pod_res_init(struct pod_res *res)
 		*RES_FIELD(res, res_keys[i].off) = POD_RES_UNSET;
 }
 
+/*
+ * A string member as C text; NULL when not a string, or when it holds a NUL (the list is loaded
+ * with JSON_ALLOW_NUL), which would cut it short: "LSR\u0000x" is not the class LSR.
+ */
+static const char *str_value(const json_t *v)
+{
+	const char *s = json_string_value(v);
+
+	return s && strlen(s) == json_string_length(v) ? s : NULL;
+}
+
 /* Quantities are strings in Kubernetes JSON; plain integers are accepted for hand-written files. */
 static int json_quantity(json_t *v, unsigned int scale, int64_t *ret)
 {
 	if (json_is_string(v))
-		return pod_quantity_parse(json_string_value(v), scale, ret);
+		return str_value(v) ? pod_quantity_parse(str_value(v), scale, ret) : -EINVAL;
 	if (json_is_integer(v)) {
 		char buf[32];
 
@@ -465,10 +476,8 @@ static int opt_str(json_t *obj, const char *key, const char **ret)
 	*ret = NULL;
 	if (!v || json_is_null(v))
 		return 0;
-	if (!json_is_string(v))
-		return -EINVAL;
-	*ret = json_string_value(v);
-	return 0;
+	*ret = str_value(v);
+	return *ret ? 0 : -EINVAL;
 }
 
 /* Optional object or array member: absent/null -> NULL; wrong type -> -EINVAL. */
@@ -851,7 +860,7 @@ static int res_status_parse(json_t *doc, struct pod *pod, char *why, size_t whyl
 	size_t i;
 
 	if (cpuset && !json_is_null(cpuset)) {
-		if (!json_is_string(cpuset) || !cpuset_is_valid(json_string_value(cpuset))) {
+		if (!str_value(cpuset) || !cpuset_is_valid(str_value(cpuset))) {
 			snprintf(why, whylen, "cpuset: want a cpu list like 4-7,52-55");
 			return -EINVAL;
 		}
@@ -1179,7 +1188,8 @@ static int parse_annotation(const struct ann_desc *a, json_t *v, struct pod *pod
 		snprintf(why, whylen, "not a string");
 		return -EINVAL;
 	}
-	doc = json_loads(json_string_value(v), 0, &jerr);
+	/* all of its bytes: a NUL inside is an error here, not the end of the text */
+	doc = json_loadb(json_string_value(v), json_string_length(v), 0, &jerr);
 	if (!doc) {
 		scrub(tmp, sizeof(tmp), jerr.text);
 		snprintf(why, whylen, "json column %d: %s", jerr.column, tmp);
@@ -1334,11 +1344,11 @@ static void resolve_classes(const struct pctx *c, json_t *labels, struct pod *po
 	json_t *q = json_object_get(labels, LABEL_QOS);
 	json_t *p = json_object_get(labels, LABEL_PRIO);
 
-	pod->qos_raw = pod_qos_from_name(json_string_value(q));
+	pod->qos_raw = pod_qos_from_name(str_value(q));
 	pod->qos = pod->qos_raw != POD_QOS_NONE ? pod->qos_raw : pod_qos_from_k8s(pod->k8s_qos);
 	/* A present priority label decides alone, even when its value is unknown. */
 	if (p)
-		pod->prio_raw = pod_prio_from_name(json_string_value(p));
+		pod->prio_raw = pod_prio_from_name(str_value(p));
 	else if (pod->has_priority)
 		pod->prio_raw = pod_prio_from_value(pod->priority);
 	else
@@ -1644,7 +1654,11 @@ int pod_list__parse(const char *buf, size_t len, const char *origin, const struc
 	json_t *doc, *items = NULL;
 	int err;
 
-	doc = json_loadb(buf, len, 0, &jerr);
+	/*
+	 * Kubernetes does not restrict annotation values, so "\u0000" in one pod's annotation must
+	 * cost that annotation only, not the whole list; str_value() rejects such strings.
+	 */
+	doc = json_loadb(buf, len, JSON_ALLOW_NUL, &jerr);
 	if (!doc) {
 		set_error(ret_err, jerr.line, jerr.column, jerr.text);
 		return -EINVAL;
