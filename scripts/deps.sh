@@ -14,6 +14,8 @@ BUILD=(clang llvm make gcc pkg-config bpftool libbpf-dev libelf-dev zlib1g-dev
 TEST=(libcriterion-dev openssl python3 tmux procps util-linux
 	prometheus prometheus-node-exporter curl libfuse3-dev fuse3)
 STYLE=(clang-format shellcheck)
+# fuzz (make fuzz): libFuzzer and the sanitizer runtimes, which clang only recommends
+FUZZ=(libclang-rt-14-dev)
 # benchmarks: load generator and the peer (runqlat); bench/interference.sh: a real LS service,
 # its load generator and the pictures (the bench runs its own nginx master on 127.0.0.1; the
 # packaged service is not used)
@@ -35,7 +37,7 @@ case "${1:-all}" in
 build) PKGS=("${BUILD[@]}") ;;
 deploy) PKGS=("${DEPLOY[@]}") ;;
 check) PKGS=("${CHECK[@]}") ;;
-all) PKGS=("${BUILD[@]}" "${TEST[@]}" "${STYLE[@]}" "${BENCH[@]}") ;;
+all) PKGS=("${BUILD[@]}" "${TEST[@]}" "${STYLE[@]}" "${FUZZ[@]}" "${BENCH[@]}") ;;
 *)
 	echo "deps: unknown group '$1' (build, deploy, all)" >&2
 	exit 2

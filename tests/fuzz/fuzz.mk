@@ -33,11 +33,15 @@ FUZZ_LIB := $(FUZZ_OUT)/libkqos-fuzz.a
 
 fuzz_obj = $(patsubst %.c,$(FUZZ_OUT)/%.o,$(1))
 
-.PHONY: fuzz fuzz-build
+.PHONY: fuzz _fuzz fuzz-build
 
 fuzz-build: $(FUZZ_BINS)
 
-fuzz: $(FUZZ_BINS)
+# Like `test`: install the packages first, then re-enter so the pkg-config queries see them.
+fuzz: deps
+	$(Q)$(MAKE) --no-print-directory _fuzz
+
+_fuzz: $(FUZZ_BINS)
 	$(Q)FUZZ_OUT=$(FUZZ_OUT) FUZZ_SECONDS=$(FUZZ_SECONDS) scripts/fuzz.sh $(FUZZ_BINS)
 
 # The project objects are instrumented for coverage without libFuzzer's main; the harnesses
