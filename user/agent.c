@@ -374,6 +374,8 @@ static int open_kubelet(const struct kqos_config *c, struct podsrc **ret)
 		.insecure_skip_verify = c->pods.kubelet.insecure_skip_verify,
 		.timeout_ms = c->pods.kubelet.timeout_ns / 1000000,
 		.interval_ms = c->pods.kubelet.interval_ns / 1000000,
+		.max_bytes = c->pods.max_bytes,
+		.max_pods = c->pods.max_pods,
 	};
 
 	return podsrc_kubelet__new(&o, ret);
@@ -398,7 +400,9 @@ static int open_static(const struct kqos_config *c, const char *mount, struct po
 static int open_file_source(const struct kqos_config *c, struct podsrc **ret)
 {
 	struct podsrc_file_opts o = { .path = c->pods.file.path,
-				      .interval_ms = c->pods.file.interval_ns / 1000000 };
+				      .interval_ms = c->pods.file.interval_ns / 1000000,
+				      .max_bytes = c->pods.max_bytes,
+				      .max_pods = c->pods.max_pods };
 
 	return podsrc_file__new(&o, ret);
 }

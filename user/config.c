@@ -12,6 +12,7 @@
 #include "config.h"
 #include "nodeslo.h"
 #include "pod.h"
+#include "podsrc.h"
 #include "slo.h"
 
 #define NSEC_PER_SEC 1000000000ULL
@@ -163,6 +164,12 @@ static const struct field pods_fields[] = {
 	{ .key = "kubeletRoot", .type = F_STRING, .off = OFF(pods.kubelet_root), .size = PATH_MAX },
 	{ .key = "kubelet", .type = F_OBJECT, .sub = kubelet_fields },
 	{ .key = "file", .type = F_OBJECT, .sub = podfile_fields },
+	{ .key = "maxBytes",
+	  .type = F_U32,
+	  .off = OFF(pods.max_bytes),
+	  .min = 1 << 16,
+	  .max = 1 << 28 },
+	{ .key = "maxPods", .type = F_U32, .off = OFF(pods.max_pods), .min = 1, .max = 1000000 },
 	{ .key = "groups",
 	  .type = F_OBJLIST,
 	  .off = OFF(pods.groups),
@@ -258,6 +265,8 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->pods.kubelet.timeout_ns = 3 * NSEC_PER_SEC;
 	cfg->pods.kubelet.interval_ns = 10 * NSEC_PER_SEC;
 	cfg->pods.file.interval_ns = NSEC_PER_SEC;
+	cfg->pods.max_bytes = PODSRC_MAX_BYTES;
+	cfg->pods.max_pods = PODSRC_MAX_PODS;
 	cfg->eviction.timeout_ns = 2 * NSEC_PER_SEC;
 	cfg->eviction.retry_ns = 10 * NSEC_PER_SEC;
 	cfg->eviction.kill_grace_ns = 10 * NSEC_PER_SEC;

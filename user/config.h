@@ -84,6 +84,8 @@ struct kqos_config {
 			char path[PATH_MAX];
 			__u64 interval_ns;
 		} file;
+		__u32 max_bytes; /* one list's text; past it the list is rejected */
+		__u32 max_pods; /* one list's items */
 		__u32 nr_groups;
 		struct config_group {
 			char name[64];

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -332,6 +333,22 @@ Test(podsrc_kubelet_http, plain_http_success)
 	assert_last_auth("");
 }
 
+Test(podsrc_kubelet_http, a_body_past_max_bytes_is_rejected)
+{
+	struct podsrc_kubelet_opts o = {
+		.url = https_server__url(srv),
+		.token_path = tmp_path("token"),
+		.max_bytes = 1000,
+	};
+
+	cr_assert_eq(podsrc_kubelet__new(&o, &src), 0);
+	cr_assert_eq(podsrc__poll(src, 0), 0);
+	cr_assert(podsrc__is_stale(src));
+	cr_assert_eq(log_count("pod source unavailable",
+			       "pod list larger than 1000 bytes (pods.maxBytes)"),
+		     1);
+}
+
 Test(podsrc_kubelet_http, bad_url_is_rejected)
 {
 	struct podsrc_kubelet_opts o = { .url = "file:///etc/passwd" };
@@ -486,6 +503,108 @@ Test(podsrc_file, needs_a_path)
 	cr_assert_null(s);
 	podsrc__free(NULL);
 	cr_assert_str_eq(podsrc_kind_name(podsrc__kind(src)), "file");
+}
+
+/* ---- huge lists (issue 15 §3) ----------------------------------------------------------------- */
+
+/*
+ * @n pods in kubelet's shape, each about 2 KB like a real one (labels, annotations, two
+ * containers with resources and statuses): 5000 of them are the 10 MB of the issue.
+ */
+static void write_huge(const char *path, int n)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert_not_null(f);
+	fputs("{\"kind\":\"PodList\",\"apiVersion\":\"v1\",\"items\":[", f);
+	for (int i = 0; i < n; i++) {
+		fprintf(f,
+			"%s{\"metadata\":{\"name\":\"job-%d\",\"namespace\":\"batch\","
+			"\"uid\":\"%08x-1111-4222-8333-%012x\",\"labels\":{"
+			"\"koordinator.sh/qosClass\":\"%s\",\"app\":\"job-%d\"},"
+			"\"annotations\":{\"scheduling.koordinator.sh/resource-status\":"
+			"\"{\\\"cpuset\\\":\\\"%d-%d\\\"}\",\"note\":\"%01300d\"}},"
+			"\"spec\":{\"priority\":%d,\"containers\":["
+			"{\"name\":\"main\",\"resources\":{\"requests\":{\"cpu\":\"500m\","
+			"\"memory\":\"1Gi\"},\"limits\":{\"cpu\":\"1\",\"memory\":\"2Gi\"}}},"
+			"{\"name\":\"side\",\"resources\":{\"requests\":{\"cpu\":\"100m\"}}}]},"
+			"\"status\":{\"phase\":\"Running\",\"qosClass\":\"Burstable\","
+			"\"containerStatuses\":[{\"name\":\"main\",\"containerID\":"
+			"\"containerd://%064x\"},{\"name\":\"side\",\"containerID\":"
+			"\"containerd://%064x\"}]}}",
+			i ? "," : "", i, i, i, i % 2 ? "BE" : "LS", i, i % 64, i % 64,
+			5000 + i % 1000, i, i + 1, 2 * i + 1);
+	}
+	fputs("]}", f);
+	cr_assert_eq(fclose(f), 0);
+}
+
+static long max_rss_kb(void)
+{
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return ru.ru_maxrss;
+}
+
+static void new_file_src(uint64_t max_bytes, uint32_t max_pods)
+{
+	struct podsrc_file_opts o = { .max_bytes = max_bytes, .max_pods = max_pods };
+
+	podsrc__free(src);
+	o.path = tmp_path("huge.json");
+	cr_assert_eq(podsrc_file__new(&o, &src), 0);
+}
+
+Test(podsrc_file, five_thousand_pods_within_the_default_bounds)
+{
+	struct stat st;
+	long rss0;
+	uint64_t t0;
+
+	write_huge(tmp_path("huge.json"), 5000);
+	cr_assert_eq(stat(tmp_path("huge.json"), &st), 0);
+	cr_assert_geq(st.st_size, 10000000, "the issue's 10 MB");
+	new_file_src(0, 0);
+	rss0 = max_rss_kb();
+	t0 = mono_ns();
+	cr_assert_eq(podsrc__poll(src, 0), 1);
+	cr_assert_eq(podsrc__list(src)->nr_pods, 5000);
+	/* figures, not assertions on time: the bound is the byte limit */
+	cr_log_info("5000 pods, %lld bytes: parsed in %llu ms, peak RSS +%ld MB",
+		    (long long)st.st_size, (unsigned long long)((mono_ns() - t0) / MS),
+		    (max_rss_kb() - rss0) / 1024);
+	/* unchanged file: no second parse, no second copy */
+	cr_assert_eq(podsrc__poll(src, 1000 * MS), 0);
+}
+
+Test(podsrc_file, more_pods_than_max_pods_is_rejected_and_the_last_list_kept)
+{
+	struct pod_list *l;
+
+	write_huge(tmp_path("huge.json"), 100);
+	new_file_src(0, 1000);
+	cr_assert_eq(podsrc__poll(src, 0), 1);
+	l = podsrc__list(src);
+	write_huge(tmp_path("huge.json"), 5000);
+	cr_assert_eq(podsrc__poll(src, 1000 * MS), 0);
+	cr_assert(podsrc__is_stale(src));
+	cr_assert_eq(podsrc__list(src), l);
+	cr_assert_eq(log_count("pod source stale",
+			       "5000 items, more than the limit of 1000 (pods.maxPods)"),
+		     1);
+}
+
+Test(podsrc_file, a_file_past_max_bytes_is_rejected_unread)
+{
+	write_huge(tmp_path("huge.json"), 100);
+	new_file_src(65536, 0);
+	cr_assert_eq(podsrc__poll(src, 0), 0);
+	cr_assert(podsrc__is_stale(src));
+	cr_assert_null(podsrc__list(src));
+	cr_assert_eq(log_count("pod source unavailable",
+			       "pod list larger than 65536 bytes (pods.maxBytes)"),
+		     1);
 }
 
 /* ---- static groups -------------------------------------------------------------------------- */

@@ -18,7 +18,6 @@
 #include "podsrc.h"
 
 #define NS_PER_MS	   1000000ULL
-#define BODY_MAX_BYTES	   (64u << 20) /* a node with 1000 busy pods is a few MiB */
 #define TOKEN_MAX_BYTES	   16384
 #define WHY_LEN		   256
 #define STATIC_NAME_MAX	   63
@@ -78,6 +77,8 @@ struct podsrc {
 	uint32_t interval_ms;
 	uint32_t max_backoff_ms;
 	uint64_t body_hash; /* of the input behind list: unchanged input, no new list */
+	uint64_t max_bytes;
+	uint32_t max_pods;
 	struct kubelet k;
 	struct file f;
 	struct group_cfg g;
@@ -190,7 +191,11 @@ static int adopt_body(struct podsrc *src, const char *buf, size_t len, char *why
 
 	if (src->list && h == src->body_hash)
 		return 0;
-	err = pod_list__parse(buf, len, src->origin, src->list, &list, &perr);
+	err = pod_list__parse_max(buf, len, src->max_pods, src->origin, src->list, &list, &perr);
+	if (err == -E2BIG) {
+		snprintf(why, WHY_LEN, "pod list too long: %s (pods.maxPods)", perr.text);
+		return err;
+	}
 	if (err) {
 		snprintf(why, WHY_LEN, "line %d column %d: %s", perr.line, perr.column, perr.text);
 		return err;
@@ -208,15 +213,25 @@ struct body {
 	char *buf;
 	size_t len;
 	size_t cap;
+	uint64_t max; /* bytes; past it the transfer stops and is_too_big is set */
+	bool is_too_big;
 };
+
+static void too_big_why(const struct podsrc *src, char *why)
+{
+	snprintf(why, WHY_LEN, "pod list larger than %llu bytes (pods.maxBytes)",
+		 (unsigned long long)src->max_bytes);
+}
 
 static size_t body_write(char *data, size_t size, size_t nmemb, void *arg)
 {
 	struct body *b = arg;
 	size_t n = size * nmemb;
 
-	if (n > BODY_MAX_BYTES - b->len)
+	if (n > b->max - b->len) {
+		b->is_too_big = true;
 		return 0; /* libcurl turns this into CURLE_WRITE_ERROR */
+	}
 	if (b->len + n + 1 > b->cap) {
 		size_t cap = b->cap ? b->cap : 65536;
 		char *p;
@@ -316,7 +331,8 @@ static int kubelet_setopts(struct podsrc *src, struct body *b, struct curl_slist
 	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)k->timeout_ms);
 	SET(CURLOPT_FOLLOWLOCATION, 0L);
 	SET(CURLOPT_ACCEPT_ENCODING, "");
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)BODY_MAX_BYTES);
+	/* a Content-Length past the bound fails before the body: CURLE_FILESIZE_EXCEEDED */
+	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)b->max);
 	SET(CURLOPT_WRITEFUNCTION, body_write);
 	SET(CURLOPT_WRITEDATA, b);
 	SET(CURLOPT_ERRORBUFFER, errbuf);
@@ -334,7 +350,7 @@ static int kubelet_fetch(struct podsrc *src, char *why)
 	struct kubelet *k = &src->k;
 	char errbuf[CURL_ERROR_SIZE] = "", *auth = NULL;
 	struct curl_slist *hdrs = NULL, *tmp;
-	struct body b = { 0 };
+	struct body b = { .max = src->max_bytes };
 	long code = 0;
 	CURLcode rc;
 	int err;
@@ -363,6 +379,11 @@ static int kubelet_fetch(struct podsrc *src, char *why)
 		goto out;
 	}
 	rc = curl_easy_perform(k->curl);
+	if (rc == CURLE_FILESIZE_EXCEEDED || b.is_too_big) {
+		err = -EFBIG;
+		too_big_why(src, why);
+		goto out;
+	}
 	if (rc != CURLE_OK) {
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
 		snprintf(why, WHY_LEN, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
@@ -393,9 +414,9 @@ static bool sig_equal(const struct file_sig *a, const struct file_sig *b)
 	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
-static int read_all(const char *path, char **ret_buf, size_t *ret_len)
+static int read_all(const char *path, uint64_t max, char **ret_buf, size_t *ret_len)
 {
-	struct body b = { 0 };
+	struct body b = { .max = max };
 	char chunk[65536];
 	ssize_t n;
 	int fd, err = 0;
@@ -447,8 +468,12 @@ static int file_fetch(struct podsrc *src, char *why)
 			snprintf(why, WHY_LEN, "%s", f->sig_why);
 		return f->sig_err;
 	}
-	err = read_all(f->path, &buf, &len);
-	if (err)
+	/* never read what would be rejected; the size is checked again while reading */
+	err = (uint64_t)st.st_size > src->max_bytes ? -EFBIG :
+						      read_all(f->path, src->max_bytes, &buf, &len);
+	if (err == -EFBIG)
+		too_big_why(src, why);
+	else if (err)
 		snprintf(why, WHY_LEN, "read: %s", strerror(-err));
 	else
 		err = adopt_body(src, buf ? buf : "", len, why);
@@ -763,6 +788,8 @@ int podsrc_kubelet__new(const struct podsrc_kubelet_opts *opts, struct podsrc **
 	src->k.ca_path = dup_opt(opts->ca_path, &oom);
 	src->k.insecure = opts->insecure_skip_verify;
 	src->k.timeout_ms = opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
+	src->max_bytes = opts->max_bytes ? opts->max_bytes : PODSRC_MAX_BYTES;
+	src->max_pods = opts->max_pods ? opts->max_pods : PODSRC_MAX_PODS;
 	src->origin = src->k.url;
 	if (oom || !src->k.url) {
 		err = -ENOMEM;
@@ -802,6 +829,8 @@ int podsrc_file__new(const struct podsrc_file_opts *opts, struct podsrc **ret_sr
 	src = src_alloc(PODSRC_FILE, opts->interval_ms, DEFAULT_FILE_IVAL);
 	if (!src)
 		return -ENOMEM;
+	src->max_bytes = opts->max_bytes ? opts->max_bytes : PODSRC_MAX_BYTES;
+	src->max_pods = opts->max_pods ? opts->max_pods : PODSRC_MAX_PODS;
 	src->f.path = strdup(opts->path);
 	if (!src->f.path) {
 		podsrc__free(src);

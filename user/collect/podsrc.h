@@ -17,6 +17,15 @@
  * The kubelet source blocks for at most its timeout inside podsrc__poll().
  */
 
+/*
+ * What one pod list may cost: its text is held whole and parsed into a JSON tree (a few times
+ * the text), so the bytes bound the memory and the time of a poll; the items bound the list
+ * kept. 5000 pods from the kubelet are about 10 MB. A list past either bound is rejected with
+ * a message naming the bound; the source keeps its last good list and goes stale.
+ */
+#define PODSRC_MAX_BYTES (32u << 20)
+#define PODSRC_MAX_PODS	 10000
+
 enum podsrc_kind {
 	PODSRC_KUBELET,
 	PODSRC_FILE,
@@ -34,11 +43,15 @@ struct podsrc_kubelet_opts {
 	uint32_t timeout_ms; /* whole request, default 3000 */
 	uint32_t interval_ms; /* between good polls, default 10000 */
 	uint32_t max_backoff_ms; /* cap of the doubling retry delay, default 60000 */
+	uint64_t max_bytes; /* a larger body is rejected unread, default PODSRC_MAX_BYTES */
+	uint32_t max_pods; /* a list with more items is rejected, default PODSRC_MAX_PODS */
 };
 
 struct podsrc_file_opts {
 	const char *path; /* PodList JSON in kubelet's shape */
 	uint32_t interval_ms; /* stat() period, default 1000 */
+	uint64_t max_bytes; /* as for the kubelet */
+	uint32_t max_pods;
 };
 
 /*

@@ -1648,6 +1648,14 @@ static int parse_items(json_t *items, const char *origin, const struct pod_list 
 int pod_list__parse(const char *buf, size_t len, const char *origin, const struct pod_list *prev,
 		    struct pod_list **ret_list, struct pod_parse_error *ret_err)
 {
+	return pod_list__parse_max(buf, len, 0, origin, prev, ret_list, ret_err);
+}
+
+int pod_list__parse_max(const char *buf, size_t len, size_t max_pods, const char *origin,
+			const struct pod_list *prev, struct pod_list **ret_list,
+			struct pod_parse_error *ret_err)
+{
+	char msg[96];
 	struct pod_list *list = NULL;
 	const char *kind = NULL;
 	json_error_t jerr;
@@ -1668,6 +1676,13 @@ int pod_list__parse(const char *buf, size_t len, const char *origin, const struc
 		set_error(ret_err, 0, 0,
 			  "not a PodList: want {\"kind\":\"PodList\",\"items\":[...]}");
 		err = -EINVAL;
+		goto out;
+	}
+	if (max_pods && json_array_size(items) > max_pods) {
+		snprintf(msg, sizeof(msg), "%zu items, more than the limit of %zu",
+			 json_array_size(items), max_pods);
+		set_error(ret_err, 0, 0, msg);
+		err = -E2BIG;
 		goto out;
 	}
 	list = pod_list__new();

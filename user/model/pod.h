@@ -258,6 +258,13 @@ struct pod_parse_error {
  */
 int pod_list__parse(const char *buf, size_t len, const char *origin, const struct pod_list *prev,
 		    struct pod_list **ret_list, struct pod_parse_error *ret_err);
+/*
+ * The same with a bound on the number of items (0 = none): a longer list is -E2BIG before any
+ * pod is parsed or allocated, with the count and the bound in *ret_err.
+ */
+int pod_list__parse_max(const char *buf, size_t len, size_t max_pods, const char *origin,
+			const struct pod_list *prev, struct pod_list **ret_list,
+			struct pod_parse_error *ret_err);
 
 /* Borrowed lookup by UID; NULL when absent. */
 const struct pod *pod_list__find(const struct pod_list *list, const char *uid);
