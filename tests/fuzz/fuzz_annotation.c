@@ -11,6 +11,7 @@
 
 #include "fuzz.h"
 #include "pod.h"
+#include "podsrc.h"
 
 static const struct {
 	const char *key;
@@ -68,9 +69,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	if (pod_list__parse(text, strlen(text), "fuzz", NULL, &list, &perr) || list->nr_pods != 1)
 		__builtin_trap(); /* a bad annotation must never cost the pod */
+	podsrc_log_issues(list);
 	pod__reconciler_qos(&list->pods[0]);
 	pod__ext_spec(&list->pods[0], "main");
-	pod_list__free(list);
+	pod_list__put(list);
 	free(text);
 	json_decref(doc);
 	return 0;

@@ -1,17 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
-/* kubelet's cpu_manager_state checkpoint, read from a file as the agent reads it. */
-#include <limits.h>
-#include <stdio.h>
+/* kubelet's cpu_manager_state checkpoint: the pure parser, then what the strategies read. */
+#include <stdlib.h>
 
-#include "cputopo.h"
 #include "fuzz.h"
-
-static char path[PATH_MAX];
+#include "topology.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	fuzz_quiet();
-	snprintf(path, sizeof(path), "%s/cpu_manager_state", fuzz_tmpdir());
 	return 0;
 }
 
@@ -19,12 +15,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct cpumgr_state *st = NULL;
 	struct cpumask cpus;
+	char err[256];
 
-	if (fuzz_write_file("cpu_manager_state", data, size))
-		__builtin_trap();
-	if (cpumgr_state__load(path, &st) || !st)
+	if (cpumgr_state_parse((const char *)data, size, &st, err, sizeof(err)) || !st)
 		return 0;
 	cpumgr_state__exclusive_cpus(st, &cpus);
-	cpumgr_state__free(st);
+	if (cpumgr_state__ref(st) != st)
+		__builtin_trap();
+	cpumgr_state__put(st);
+	cpumgr_state__put(st);
 	return 0;
 }

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * The kubelet PodList (/pods or a pod-list file). Parsed twice, the second time with the first
- * list as @prev, as a source does on every poll, and then read through the lookups the
- * snapshot builder uses.
+ * list as @prev and a bound on the items, as a source does on every poll; each list is read
+ * through the lookups the snapshot builder uses, and its problems are logged.
  */
 #include "fuzz.h"
 #include "pod.h"
+#include "podsrc.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
@@ -36,9 +37,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (pod_list__parse((const char *)data, size, "fuzz", NULL, &first, &perr))
 		return 0;
 	walk(first);
-	if (!pod_list__parse((const char *)data, size, "fuzz", first, &second, &perr))
+	podsrc_log_issues(first);
+	/* a bound as the source sets it: the list is all or nothing */
+	if (!pod_list__parse_max((const char *)data, size, 4, "fuzz", first, &second, &perr)) {
+		if (second->nr_pods + second->nr_skipped > 4)
+			__builtin_trap();
 		walk(second);
-	pod_list__free(second);
-	pod_list__free(first);
+		podsrc_log_issues(second);
+	}
+	pod_list__put(second);
+	pod_list__put(first);
 	return 0;
 }
