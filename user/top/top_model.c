@@ -54,6 +54,19 @@ static bool jnum(const json_t *o, const char *k, double *ret)
 	return true;
 }
 
+/*
+ * Wall-clock seconds from the socket as local time. The number comes from whatever answers at
+ * the socket path: one that is no time_t (NaN, negative, past year 9999) shows as 00:00:00,
+ * since converting it would be undefined.
+ */
+static void local_tm(double ts, struct tm *tm)
+{
+	time_t t = ts >= 0 && ts < 253402300800.0 ? (time_t)ts : 0;
+
+	if (!localtime_r(&t, tm))
+		memset(tm, 0, sizeof(*tm));
+}
+
 /* Names come from the cluster: a control character must not move the cursor or break a line. */
 static void sanitize(char *s)
 {
@@ -241,15 +254,13 @@ static void hdr_enforce(struct top_header *h, const json_t *root)
 		 json_is_true(json_object_get(en, "dry_run")) ? " (dry-run)" : "",
 		 json_integer_value(json_object_get(en, "write_errors")));
 	json_array_foreach(json_object_get(en, "recent"), i, a) {
-		time_t t;
 		struct tm tm;
 		double ts = 0;
 
 		if (h->nr_recent >= TOP_RECENT)
 			break;
 		jnum(a, "time", &ts);
-		t = (time_t)ts;
-		localtime_r(&t, &tm);
+		local_tm(ts, &tm);
 		snprintf(h->recent[h->nr_recent++], sizeof(h->recent[0]),
 			 "%02d:%02d:%02d %s %s %s=%s %s (%s)", tm.tm_hour, tm.tm_min, tm.tm_sec,
 			 jstr(a, "strategy"), jstr(a, "cgroup"), jstr(a, "knob"), jstr(a, "value"),
@@ -481,10 +492,9 @@ int top_header_lines(const struct top_header *h, char lines[][TOP_LINE], int max
 {
 	char used[64] = "-";
 	int n = 0;
-	time_t t = (time_t)h->time;
 	struct tm tm;
 
-	localtime_r(&t, &tm);
+	local_tm(h->time, &tm);
 	if (h->has_cpu_used)
 		snprintf(used, sizeof(used), "%.2f of %d (%.0f%%)", h->cpu_used, h->cpus,
 			 h->cpus ? 100 * h->cpu_used / h->cpus : 0);
