@@ -168,7 +168,8 @@ int resctrl_tasks_read(struct resctrl *r, const char *ctrl, const char *mon, str
 		if (err)
 			goto out;
 	}
-	qsort(t->v, t->nr, sizeof(*t->v), cmp_pid);
+	if (t->nr)
+		qsort(t->v, t->nr, sizeof(*t->v), cmp_pid);
 out:
 	free(buf);
 	return err;
