@@ -82,7 +82,8 @@ static void teardown(void)
 		rmdir(state_dir);
 	}
 	unlink(cfg);
-	unlink(errlog);
+	if (!getenv("KQOS_TEST_KEEP_LOG"))
+		unlink(errlog);
 }
 
 static void mount_fake(void)
