@@ -896,6 +896,21 @@ static int baseline(struct agent *a)
 	return n < 0 ? n : 0;
 }
 
+/*
+ * From the very start: a SIGTERM that comes while kqosd still starts (and may already have
+ * written something) waits for the loop's signalfd, which restores, instead of killing it.
+ */
+static void block_signals(void)
+{
+	sigset_t mask;
+
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGHUP);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+}
+
 int agent_run(struct kqos_opts *opts)
 {
 	struct agent a = {
@@ -905,6 +920,7 @@ int agent_run(struct kqos_opts *opts)
 
 	log_set_level(a.cfg.log_level);
 	log_bridge_libbpf();
+	block_signals();
 	err = start(&a);
 	if (!err)
 		err = baseline(&a);
