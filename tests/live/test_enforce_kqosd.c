@@ -17,6 +17,7 @@
 
 #include <criterion/criterion.h>
 
+#include "daemon.h"
 #include "live.h"
 
 static const char *const ctrls[] = { "cpu", "cpuacct", "cpuset" };
@@ -24,38 +25,6 @@ static char kqosd[512], cfg[64], errlog[64], state[64];
 static char *state_dir;
 static pid_t daemon_pid = -1, ls_pid = -1, be_pid = -1;
 static bool made;
-
-static int raw_write(const char *ctrl, const char *tag, const char *file, const char *val)
-{
-	char dir[512], path[PATH_MAX];
-	int fd, err = 0;
-
-	live_cg_path(dir, sizeof(dir), ctrl, tag);
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
-static void raw_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n)
-{
-	char dir[512], path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
-
-	live_cg_path(dir, sizeof(dir), ctrl, tag);
-	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
-}
 
 static void setup(void)
 {
@@ -82,8 +51,8 @@ static void setup(void)
 	for (size_t i = 0; i < 2; i++) {
 		const char *tag = i ? "be" : "ls";
 
-		cr_assert_eq(raw_write("cpuset", tag, "cpuset.mems", "0"), 0);
-		cr_assert_eq(raw_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.mems", "0"), 0);
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
 	}
 }
 
@@ -142,26 +111,11 @@ static void write_cfg(void)
 	fclose(f);
 }
 
-static pid_t start_kqosd(void)
-{
-	char *argv[] = { kqosd, "--config", cfg, NULL };
-	pid_t pid = fork();
-
-	if (pid == 0) {
-		int e = open(errlog, O_WRONLY | O_TRUNC);
-
-		dup2(e, 2);
-		execv(kqosd, argv);
-		_exit(127);
-	}
-	return pid;
-}
-
 static long be_quota(void)
 {
 	char buf[64];
 
-	raw_read("cpu", "be", "cpu.cfs_quota_us", buf, sizeof(buf));
+	live_file_read("cpu", "be", "cpu.cfs_quota_us", buf, sizeof(buf));
 	return strtol(buf, NULL, 10);
 }
 
@@ -200,8 +154,8 @@ static const struct {
 static void read_all(char out[2][NFILES][64])
 {
 	for (size_t i = 0; i < NFILES; i++) {
-		raw_read(files[i].ctrl, "ls", files[i].file, out[0][i], 64);
-		raw_read(files[i].ctrl, "be", files[i].file, out[1][i], 64);
+		live_file_read(files[i].ctrl, "ls", files[i].file, out[0][i], 64);
+		live_file_read(files[i].ctrl, "be", files[i].file, out[1][i], 64);
 	}
 }
 
@@ -220,7 +174,7 @@ Test(enforce_kqosd, be_quota_follows_ls_load_and_sigterm_restores, .init = setup
 	ls_pid = spawn_in("ls");
 	be_pid = spawn_in("be");
 	write_cfg();
-	daemon_pid = start_kqosd();
+	daemon_pid = daemon_start(kqosd, cfg, errlog);
 	cr_assert_gt(daemon_pid, 0);
 
 	/* LS busy on one of two CPUs: 1000m budget - LS usage leaves nothing -> the floor */
