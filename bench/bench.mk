@@ -6,7 +6,8 @@
 #   make bench-interference   build kqosd and the helpers, then run bench/interference.sh as root
 #                             (ROUNDS=, DURATION=, ... pass through the environment; bench/README.md)
 
-BENCH_TOOLS := $(OUTPUT)/bench/lsprobe $(OUTPUT)/bench/knobwatch
+BENCH_TOOLS := $(OUTPUT)/bench/lsprobe $(OUTPUT)/bench/knobwatch $(OUTPUT)/bench/scaleload \
+	$(OUTPUT)/bench/mapfloor
 
 .PHONY: bench-tools bench-interference
 
@@ -19,3 +20,9 @@ $(OUTPUT)/bench/%: bench/%.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -pthread $< -o $@
+
+# mapfloor creates and reads BPF maps itself: it links libbpf.
+$(OUTPUT)/bench/mapfloor: bench/mapfloor.c
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@

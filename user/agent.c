@@ -445,7 +445,9 @@ static int open_model(struct agent *a)
 				.mount = a->mount,
 				.sys_root = a->cfg.sys_root,
 				.proc_root = a->cfg.proc_root,
-				.cpu_manager_state = a->cfg.cpu_manager_state };
+				.cpu_manager_state = a->cfg.cpu_manager_state,
+				.walk_interval_ns = a->cfg.collector.walk_interval_ns,
+				.stat_interval_ns = a->cfg.collector.stat_interval_ns };
 	struct snapbuild_opts so = { .hierarchy = cg_ids_name(a->ids_kind), .mount = a->mount };
 	int err = open_source(a, &ho.src);
 
@@ -795,6 +797,7 @@ static void reload(struct agent *a)
 		log_warn("metric window keeps its size: no memory for the new one", NULL);
 	log_set_level(cfg.log_level);
 	set_nice(a);
+	host__set_cadence(a->host, cfg.collector.walk_interval_ns, cfg.collector.stat_interval_ns);
 	/* a new config acts now, not one interval later */
 	arm_timer(a, a->cfg.interval_ns);
 	tick(a);

@@ -112,6 +112,10 @@ struct kqos_config {
 	struct {
 		__u32 max_cgroups; /* "collector.maxCgroups": BPF map capacity */
 		__u64 reap_interval_ns; /* "collector.reapInterval": how often vanished cgroups go */
+		/* "collector.walkInterval": full rescan of the tree; mkdir/rmdir events rescan at once */
+		__u64 walk_interval_ns;
+		/* "collector.statInterval": cpu.stat, cpuset and memory.stat of pods' cgroups */
+		__u64 stat_interval_ns;
 	} collector;
 };
 

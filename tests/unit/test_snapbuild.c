@@ -139,6 +139,10 @@ Test(snapbuild, throttling_ratio_and_cpuset_from_the_files)
 	cr_assert_eq(s1->pods[0].cgid, 10);
 	cr_assert_eq(s1->pods[0].ctrs[0].cgid, 11);
 	cr_assert_not(s1->pods[0].ctrs[0].st.has_throttle);
+	/* the collector's next read: these counters, and the previous ones beside them */
+	f[0].has_prev = true;
+	f[0].prev_periods = 100;
+	f[0].prev_throttled = 10;
 	f[0].nr_periods = 200;
 	f[0].nr_throttled = 35;
 	s2 = snapbuild__build(sb, &in);

@@ -952,6 +952,23 @@ int cgroupfs__read_cpu_stat(struct cgroupfs *cg, const char *rel, struct cg_cpu_
 	return 0;
 }
 
+int cgroupfs__read_throttle(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret)
+{
+	struct cg_cpu_stat v = { 0 };
+	char buf[SMALL_BUF];
+	int err;
+
+	if (cg->mode == CGFS_MODE_V2)
+		return cgroupfs__read_cpu_stat(cg, rel, ret);
+	err = read_knob(cg, CG_KNOB_CPU_STAT, rel, buf, sizeof(buf));
+	if (err)
+		return err;
+	if (parse_throttle_v1(buf, &v))
+		return parse_failed(cg, CG_KNOB_CPU_STAT, rel);
+	*ret = v;
+	return 0;
+}
+
 /* Whole file of unknown size (cgroupfs reports st_size 0) into a malloc'd string. */
 static int read_path_alloc(struct cgroupfs *cg, const char *path, char **ret)
 {

@@ -168,6 +168,8 @@ int cgroupfs__write_cpuset(struct cgroupfs *cg, const char *rel, const struct cp
 int cgroupfs__read_memory_max(struct cgroupfs *cg, const char *rel, uint64_t *ret);
 int cgroupfs__write_memory_max(struct cgroupfs *cg, const char *rel, uint64_t bytes);
 int cgroupfs__read_cpu_stat(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret);
+/* Only the throttling counters (usage_ns 0 on v1): v1 needs no cpuacct.usage read for them. */
+int cgroupfs__read_throttle(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret);
 /*
  * Pids of knob CG_KNOB_PROCS or CG_KNOB_THREADS into pids[0..cap). Returns how many the file
  * lists (may exceed cap; only cap are stored) or -errno.

@@ -18,13 +18,20 @@ struct cgfiles {
 	size_t n, cap;
 };
 
+#define CGFILES_PATHS  1U /* the cgroups changed: list them again from @walk and @pods */
+#define CGFILES_VALUES 2U /* the stat cadence: pods' memory, throttling where a quota ran */
+#define CGFILES_ALL    4U /* the slow cadence: every file of every cgroup */
+
 /*
- * Read the files of every cgroup named by @walk and @pods (either may be NULL) below @mount,
- * the hierarchy the ids come from, through @cg (NULL: no cpu.stat or cpuset figures). Replaces
- * what @f held. -ENOMEM keeps nothing.
+ * Keep @f's cgroups those named by @walk and @pods (either may be NULL) below @mount, the
+ * hierarchy the ids come from, and read their files through @cg (NULL: no cpu.stat or cpuset
+ * figures). A cgroup's id is resolved once per list, and a cgroup new to the list is read in
+ * full at once; the others' values stay until read again, and each throttling read keeps the
+ * one before (has_prev). The caller picks the cadence with @what. -ENOMEM keeps the last list.
  */
 int cgfiles_read(struct cgfiles *f, struct cgroupfs *cg, const char *mount,
-		 const struct cgwalk_result *walk, const struct pod_list *pods);
+		 const struct cgwalk_result *walk, const struct pod_list *pods, unsigned int what,
+		 uint64_t now_ns);
 void cgfiles_fini(struct cgfiles *f);
 
 /*

@@ -15,7 +15,7 @@
 #include "nodestat.h"
 
 #define NSEC_PER_SEC	1000000000ULL
-#define WALK_MIN_GAP_NS NSEC_PER_SEC /* rescan the cgroup tree at most once a second */
+#define WALK_MIN_GAP_NS NSEC_PER_SEC /* cgroup events rescan at most once a second */
 #define CPUMGR_CHECK_NS NSEC_PER_SEC /* a stat(2) a second; kubelet rewrites it on pod changes */
 
 struct host {
@@ -32,7 +32,12 @@ struct host {
 	uint64_t walk_ns;
 	unsigned long walk_gen; /* rescans done */
 	bool walk_stale; /* cgroups changed since: rescan at the next read */
+	uint64_t walk_every_ns; /* full rescan even without events (a lost one, a foreign root) */
 	struct cgfiles files;
+	unsigned long files_walk_gen; /* the rescan the file list was made from */
+	unsigned long pods_gen, files_pods_gen; /* pod lists seen, and the one the list is from */
+	uint64_t files_ns, files_every_ns; /* last read of the files, and the cadence */
+	uint64_t files_all_ns; /* last read of every file (on the walk's cadence) */
 	char kubepods[128];
 };
 
@@ -68,6 +73,7 @@ int host__new(const struct host_opts *o, struct host **ret)
 	h->pods_from_walk = o->pods_from_walk;
 	snprintf(h->mount, sizeof(h->mount), "%s", o->mount);
 	snprintf(h->proc_root, sizeof(h->proc_root), "%s", o->proc_root);
+	host__set_cadence(h, o->walk_interval_ns, o->stat_interval_ns);
 	err = cgid_index__new(o->mount, &h->ids);
 	if (err) {
 		log_err("cannot open the cgroup hierarchy", "mount=%s err=%d", o->mount, err);
@@ -98,10 +104,16 @@ void host__free(struct host *h)
 	free(h);
 }
 
+void host__set_cadence(struct host *h, uint64_t walk_ns, uint64_t stat_ns)
+{
+	h->walk_every_ns = walk_ns ? walk_ns : HOST_WALK_DEFAULT_NS;
+	h->files_every_ns = stat_ns ? stat_ns : HOST_STAT_DEFAULT_NS;
+}
+
 void host__poll_pods(struct host *h, uint64_t now_ns)
 {
-	if (h->src)
-		podsrc__poll(h->src, now_ns);
+	if (h->src && podsrc__poll(h->src, now_ns) > 0)
+		h->pods_gen++;
 }
 
 int host__cgid_of(const struct host *h, const char *rel, uint64_t *ret)
@@ -139,7 +151,13 @@ static void rescan(struct host *h, uint64_t now)
 {
 	struct cgwalk_result *res;
 
-	if (h->walk && !h->walk_stale && now - h->walk_ns < WALK_MIN_GAP_NS)
+	uint64_t age = now - h->walk_ns;
+
+	/*
+	 * The walk was a third of the agent's time at 1000 cgroups: now mkdir/rmdir events below
+	 * the roots ask for it, and the slow rescan catches what no event reported.
+	 */
+	if (h->walk && (h->walk_stale ? age < WALK_MIN_GAP_NS : age < h->walk_every_ns))
 		return;
 	h->walk_stale = false;
 	if (cgwalk_scan(h->mount, &res))
@@ -192,6 +210,30 @@ static void resolve(struct host *h, struct cg_delta *cgs, size_t n)
 			cgs[i].path = NULL;
 }
 
+/* The files of pods' cgroups on their own cadences; a cgroup new to the list is read at once. */
+static void read_files(struct host *h, uint64_t now_ns, const struct pod_list *pods)
+{
+	unsigned int what = 0;
+
+	if (h->files_walk_gen != h->walk_gen || h->files_pods_gen != h->pods_gen || !h->files_ns)
+		what |= CGFILES_PATHS;
+	if (now_ns - h->files_ns >= h->files_every_ns)
+		what |= CGFILES_VALUES;
+	if (!h->files_all_ns || now_ns - h->files_all_ns >= h->walk_every_ns)
+		what |= CGFILES_ALL;
+	if (!what)
+		return;
+	if (cgfiles_read(&h->files, h->cgfs, h->mount, h->walk, pods, what, now_ns))
+		log_warn("cgroup stat files: no memory for a new list, keeping the last", "err=%d",
+			 -ENOMEM);
+	h->files_walk_gen = h->walk_gen;
+	h->files_pods_gen = h->pods_gen;
+	if (what & (CGFILES_VALUES | CGFILES_ALL))
+		h->files_ns = now_ns;
+	if (what & CGFILES_ALL)
+		h->files_all_ns = now_ns;
+}
+
 void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
 		size_t nr_cgs)
 {
@@ -200,8 +242,7 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	rescan(h, now_ns);
 	find_kubepods(h);
 	resolve(h, cgs, nr_cgs);
-	if (cgfiles_read(&h->files, h->cgfs, h->mount, h->walk, pods))
-		log_warn("cgroup stat files left out of the snapshot", "err=%d", -ENOMEM);
+	read_files(h, now_ns, pods);
 	nodestat_read(h->proc_root, &in->node);
 	in->pods = pods;
 	in->pods_from_walk = h->pods_from_walk;

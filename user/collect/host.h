@@ -24,10 +24,18 @@ struct host_opts {
 	const char *cpu_manager_state; /* the checkpoint's path */
 	struct podsrc *src; /* ownership passes to the host; NULL: walk or none */
 	bool pods_from_walk; /* the cgroup source */
+	uint64_t walk_interval_ns; /* full rescan of the tree (0: HOST_WALK_DEFAULT_NS) */
+	uint64_t stat_interval_ns; /* pods' cgroup stat files (0: HOST_STAT_DEFAULT_NS) */
 };
+
+#define HOST_WALK_DEFAULT_NS 10000000000ULL
+#define HOST_STAT_DEFAULT_NS 1000000000ULL
 
 int host__new(const struct host_opts *opts, struct host **ret);
 void host__free(struct host *h);
+
+/* How often the tree is walked without an event, and the stat files read (a reload). */
+void host__set_cadence(struct host *h, uint64_t walk_ns, uint64_t stat_ns);
 
 /* Poll the pod source when due (it keeps its last good list on failure). */
 void host__poll_pods(struct host *h, uint64_t now_ns);

@@ -55,11 +55,15 @@ void cgwalk_result__free(struct cgwalk_result *res)
 	free(res);
 }
 
+static int cmp_uid(const void *key, const void *elem)
+{
+	return strcmp(key, ((const struct cgwalk_pod *)elem)->uid);
+}
+
+/* cgwalk_scan() sorts by uid and drops duplicates: a scan per pod was quadratic at 1000 pods. */
 const struct cgwalk_pod *cgwalk_result__find(const struct cgwalk_result *res, const char *uid)
 {
-	for (size_t i = 0; i < res->nr_pods; i++) {
-		if (strcmp(res->pods[i].uid, uid) == 0)
-			return &res->pods[i];
-	}
-	return NULL;
+	if (!res->nr_pods)
+		return NULL;
+	return bsearch(uid, res->pods, res->nr_pods, sizeof(*res->pods), cmp_uid);
 }

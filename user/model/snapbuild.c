@@ -15,11 +15,6 @@ struct owner {
 	size_t pod; /* index of the pod the path belongs to */
 };
 
-struct throttle_prev {
-	char *path;
-	__u64 periods, throttled;
-};
-
 struct snapbuild {
 	char hierarchy[16];
 	char mount[PATH_MAX];
@@ -29,8 +24,6 @@ struct snapbuild {
 	bool has_walk_pods;
 	struct cg_cum *cum, *cum_next;
 	size_t ncum, cum_cap;
-	struct throttle_prev *thr;
-	size_t nthr;
 	__u64 stat_busy;
 	bool has_stat;
 	__u64 seq;
@@ -51,13 +44,6 @@ int snapbuild__new(const struct snapbuild_opts *opts, struct snapbuild **ret)
 	return 0;
 }
 
-static void free_throttle(struct throttle_prev *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(v[i].path);
-	free(v);
-}
-
 void snapbuild__free(struct snapbuild *sb)
 {
 	if (!sb)
@@ -65,7 +51,6 @@ void snapbuild__free(struct snapbuild *sb)
 	pod_list__put(sb->walk_pods);
 	free(sb->cum);
 	free(sb->cum_next);
-	free_throttle(sb->thr, sb->nthr);
 	free(sb);
 }
 
@@ -275,19 +260,9 @@ static const struct cg_file_stat *file_of(const struct snapbuild_input *in, cons
 
 /* --- throttling and cpusets ---------------------------------------------------------------- */
 
-static const struct throttle_prev *thr_find(const struct snapbuild *sb, const char *path)
+static void add_files(const struct cg_file_stat *f, struct snap_stats *st, char *cpuset,
+		      size_t cpuset_len)
 {
-	for (size_t i = 0; i < sb->nthr; i++)
-		if (!strcmp(sb->thr[i].path, path))
-			return &sb->thr[i];
-	return NULL;
-}
-
-static void add_files(struct snapbuild *sb, const struct cg_file_stat *f, struct snap_stats *st,
-		      char *cpuset, size_t cpuset_len, struct throttle_prev *next, size_t *nnext)
-{
-	const struct throttle_prev *p;
-
 	if (!f)
 		return;
 	/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top. */
@@ -300,43 +275,29 @@ static void add_files(struct snapbuild *sb, const struct cg_file_stat *f, struct
 	st->nr_periods = f->nr_periods;
 	st->nr_throttled = f->nr_throttled;
 	st->throttled_ns = f->throttled_ns;
-	p = thr_find(sb, f->path);
-	if (p && f->nr_periods > p->periods) {
-		__u64 dp = f->nr_periods - p->periods;
-		__u64 dt = f->nr_throttled >= p->throttled ? f->nr_throttled - p->throttled : 0;
+	/* between the collector's last two reads, which may be more than one tick apart */
+	if (f->has_prev && f->nr_periods > f->prev_periods) {
+		__u64 dp = f->nr_periods - f->prev_periods;
+		__u64 dt = f->nr_throttled >= f->prev_throttled ?
+				   f->nr_throttled - f->prev_throttled :
+				   0;
 
 		st->throttled_ratio = (double)dt / (double)dp;
 	}
-	next[*nnext] = (struct throttle_prev){ strdup(f->path), f->nr_periods, f->nr_throttled };
-	if (next[*nnext].path)
-		(*nnext)++;
 }
 
-static void throttle_all(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
+static void throttle_all(const struct snapbuild_input *in, struct snapshot *s)
 {
-	size_t cap = 1, n = 0;
-	struct throttle_prev *next;
-
-	for (size_t i = 0; i < s->nr_pods; i++)
-		cap += 1 + s->pods[i].nr_ctrs;
-	next = calloc(cap, sizeof(*next));
-	if (!next)
-		return;
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 
-		add_files(sb, file_of(in, p->cgroup), &p->st, p->cpuset, sizeof(p->cpuset), next,
-			  &n);
+		add_files(file_of(in, p->cgroup), &p->st, p->cpuset, sizeof(p->cpuset));
 		for (size_t j = 0; j < p->nr_ctrs; j++) {
 			struct snap_container *c = &p->ctrs[j];
 
-			add_files(sb, file_of(in, c->cgroup), &c->st, c->cpuset, sizeof(c->cpuset),
-				  next, &n);
+			add_files(file_of(in, c->cgroup), &c->st, c->cpuset, sizeof(c->cpuset));
 		}
 	}
-	free_throttle(sb->thr, sb->nthr);
-	sb->thr = next;
-	sb->nthr = n;
 }
 
 /* --- node ------------------------------------------------------------------------------------ */
@@ -624,6 +585,6 @@ struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *
 	distribute(sb, in, s, &b);
 	finish_entities(s, &b, in->dt_ns);
 	free_ctx(&b);
-	throttle_all(sb, in, s);
+	throttle_all(in, s);
 	return s;
 }

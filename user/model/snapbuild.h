@@ -31,9 +31,13 @@ void snapbuild__free(struct snapbuild *sb);
 /* The cgroup stat files of one pod or container cgroup (collect/cgfiles.c). */
 struct cg_file_stat {
 	const char *path; /* "/kubepods/...", relative to the mount */
+	bool is_pod; /* a pod's (or bare-metal group's) own cgroup, not a container's */
+	__u64 read_ns; /* when the files were last read (CLOCK_MONOTONIC); 0: not yet */
 	__u64 cgid; /* 0 when unknown */
 	bool has_cpu_stat;
 	__u64 nr_periods, nr_throttled, throttled_ns; /* cpu.stat counters */
+	bool has_prev; /* the read before this one had cpu.stat too: */
+	__u64 prev_periods, prev_throttled; /* its counters, for the throttled ratio */
 	char cpuset[128]; /* effective CPUs, "" when unknown */
 	bool has_memory;
 	__u64 mem_used_bytes; /* memory.stat anon + unevictable (koordinator's pod usage) */
