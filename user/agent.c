@@ -28,6 +28,7 @@
 #include "sample.h"
 #include "slo.h"
 #include "snapbuild.h"
+#include "stages.h"
 #include "window.h"
 
 _Static_assert(CG_MODE_AUTO == (int)CG_IDS_AUTO && CG_MODE_V1 == (int)CG_IDS_V1_CPU &&
@@ -67,6 +68,7 @@ struct agent {
 	struct cg_delta *deltas;
 	size_t nprev;
 	__u64 prev_ns, last_reap_ns;
+	struct agent_stages stages; /* the agent's own cost, per stage of the tick */
 	bool stop;
 };
 
@@ -199,7 +201,11 @@ static int open_exporter(struct agent *a)
 		.health_max_age_ns = 3 * a->cfg.interval_ns + 1000000000ULL,
 	};
 
-	return exporter__new(&o, &a->exp);
+	int err = exporter__new(&o, &a->exp);
+
+	if (!err)
+		exporter__set_stages(a->exp, &a->stages);
+	return err;
 }
 
 static void open_resctrl(struct agent *a)
@@ -673,9 +679,33 @@ static void decide(struct agent *a, const struct snapshot *s)
 	evictor__fill(a->ev, &a->enforce);
 }
 
+/* The loop's CPU time since *@t0 goes to @stage; *@t0 moves on to now. */
+static void lap(struct agent *a, enum stage stage, __u64 *t0)
+{
+	__u64 t = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+
+	stages_add(&a->stages, stage, t - *t0);
+	*t0 = t;
+}
+
+/* decide() timed as two stages: the enforcer times its own strategies, the rest is applying. */
+static void decide_timed(struct agent *a, const struct snapshot *s, __u64 *t0)
+{
+	__u64 strategies_ns, t;
+
+	decide(a, s);
+	t = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	strategies_ns = enforcer__decide_ns(a->enf);
+	if (strategies_ns > t - *t0)
+		strategies_ns = t - *t0;
+	stages_add(&a->stages, STAGE_DECIDE, strategies_ns);
+	stages_add(&a->stages, STAGE_APPLY, t - *t0 - strategies_ns);
+	*t0 = t;
+}
+
 static void tick(struct agent *a)
 {
-	__u64 now = clock_ns(CLOCK_MONOTONIC);
+	__u64 now = clock_ns(CLOCK_MONOTONIC), cpu0 = clock_ns(CLOCK_THREAD_CPUTIME_ID), t0 = cpu0;
 	struct snapbuild_input in;
 	struct cg_totals *tmp;
 	struct snapshot *s;
@@ -687,11 +717,13 @@ static void tick(struct agent *a)
 		return;
 	}
 	gather(a, now, (size_t)n, &in);
+	lap(a, STAGE_COLLECT, &t0);
 	s = snapbuild__build(a->sb, &in);
+	lap(a, STAGE_BUILD, &t0);
 	poll_nodeslo(a, now);
 	/* Decide and apply on the snapshot before anyone else sees it; the result goes beside. */
 	if (s && a->enf)
-		decide(a, s);
+		decide_timed(a, s, &t0);
 	fill_nodeslo(a, &a->enforce);
 	if (s)
 		after_build(a, s);
@@ -699,6 +731,9 @@ static void tick(struct agent *a)
 		publish(a, s, now);
 	else
 		log_warn("building the snapshot failed, keeping the last one", "err=%d", -ENOMEM);
+	lap(a, STAGE_EXPORT, &t0);
+	stages_add(&a->stages, STAGE_TICK, t0 - cpu0);
+	stages_add(&a->stages, STAGE_WALL, clock_ns(CLOCK_MONOTONIC) - now);
 	tmp = a->prev;
 	a->prev = a->cur;
 	a->cur = tmp;

@@ -63,9 +63,11 @@ static int count_temp(void)
 	return n;
 }
 
+static struct agent_stages stages;
+
 static char *render(struct snapshot *s)
 {
-	struct prom_health h = { .textfile_write_errors = 3 };
+	struct prom_health h = { .textfile_write_errors = 3, .stages = &stages };
 	char *text = NULL;
 	size_t len = 0;
 
@@ -358,6 +360,27 @@ Test(export_prom, values_units_and_labels)
 	cr_assert_not_null(strstr(text, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
 	/* the library may be built at another commit than this test: only the shape */
 	cr_assert_not_null(strstr(text, "kqos_build_info{version=\""));
+	free(text);
+	snapshot__put(s);
+}
+
+Test(export_prom, the_agents_stage_timers_are_a_histogram_per_stage)
+{
+	struct snapshot *s = snap_fx_rich(1);
+	char *text;
+
+	stages = (struct agent_stages){ 0 };
+	stages_add(&stages, STAGE_BUILD, 3000000);
+	stages_add(&stages, STAGE_BUILD, 1000);
+	text = render(s);
+	cr_expect(strstr(text, "# TYPE kqos_agent_stage_seconds histogram\n"));
+	cr_expect(strstr(text, "kqos_agent_stage_seconds_bucket{stage=\"build\",le=\"1e-06\"} 1\n"),
+		  "%s", text);
+	cr_expect(strstr(text,
+			 "kqos_agent_stage_seconds_bucket{stage=\"build\",le=\"0.004096\"} 2\n"));
+	cr_expect(strstr(text, "kqos_agent_stage_seconds_count{stage=\"build\"} 2\n"));
+	cr_expect(strstr(text, "kqos_agent_stage_seconds_sum{stage=\"build\"} 0.003001\n"));
+	cr_expect(strstr(text, "kqos_agent_stage_seconds_count{stage=\"wall\"} 0\n"));
 	free(text);
 	snapshot__put(s);
 }

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "actuator.h"
 #include "cgroupfs.h"
@@ -30,6 +31,7 @@ struct enforcer {
 	struct rdtact *rdt;
 	struct slo_config cfg;
 	bool dry_run;
+	__u64 decide_ns; /* the strategies' share of the last tick */
 	struct strat_slot slots[MAX_STRATEGIES];
 	size_t nr_slots;
 	struct plan plan;
@@ -315,6 +317,20 @@ static void fill_state(struct enforcer *e, const struct strategy_report *rep,
 	actuator__fill(e->act, ret);
 }
 
+/* The loop thread's CPU time: the strategies' cost, however long the thread waited. */
+static __u64 cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (__u64)ts.tv_sec * 1000000000ULL + (__u64)ts.tv_nsec;
+}
+
+__u64 enforcer__decide_ns(const struct enforcer *e)
+{
+	return e ? e->decide_ns : 0;
+}
+
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
 	struct strategy_input in = { .snap = snap,
@@ -324,6 +340,7 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 				     .win = e->win,
 				     .evicting = e->evicting };
 	struct strategy_report rep = { 0 };
+	__u64 t0;
 	int err;
 
 	plan_reset(&e->plan);
@@ -332,7 +349,9 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	e->evict.nr = e->evict.nr_dropped = 0;
 	e->evict.pressure = 0;
 	rep.evict = &e->evict;
+	t0 = cpu_ns();
 	decide_all(e, &in, &rep);
+	e->decide_ns = cpu_ns() - t0;
 	log_moves(&rep.guard);
 	log_burst(&rep.burst);
 	actuator__set_reserve(e->act, &e->reserve);

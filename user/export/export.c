@@ -99,6 +99,29 @@ static const char *sock_json(void *ctx, size_t *ret_len)
 	return e->json;
 }
 
+static json_t *stage_json(const struct stage_hist *h)
+{
+	json_t *b = json_array();
+
+	for (int i = 0; b && i < STAGE_BUCKETS; i++)
+		json_array_append_new(b, json_integer((json_int_t)h->bucket[i]));
+	return json_pack("{s:I, s:f, s:f, s:f, s:f, s:f, s:o*}", "count", (json_int_t)h->count,
+			 "mean_us", h->count ? (double)h->sum_ns / 1e3 / (double)h->count : 0.0,
+			 "last_us", h->last_ns / 1e3, "max_us", h->max_ns / 1e3, "p50_us",
+			 stage_quantile_us(h, 0.5), "p99_us", stage_quantile_us(h, 0.99), "buckets",
+			 b);
+}
+
+/* Per stage of the tick; bucket i holds durations up to 2^i us, the last everything above. */
+static json_t *stages_json(const struct agent_stages *st)
+{
+	json_t *o = json_object();
+
+	for (int sg = 0; o && sg < STAGE_NR; sg++)
+		set_new(o, stage_name(sg), stage_json(&st->s[sg]));
+	return o;
+}
+
 static char *sock_status(void *ctx)
 {
 	struct exporter *e = ctx;
@@ -107,6 +130,8 @@ static char *sock_status(void *ctx)
 
 	if (!o)
 		return NULL;
+	if (e->health.stages)
+		set_new(o, "stages", stages_json(e->health.stages));
 	if (e->snap) {
 		set_new(o, "seq", json_integer((json_int_t)e->snap->seq));
 		set_new(o, "time", json_real(e->snap->wall_ns / 1e9));
@@ -250,6 +275,11 @@ int exporter__new(const struct export_opts *opts, struct exporter **ret)
 err_free:
 	exporter__free(e);
 	return err;
+}
+
+void exporter__set_stages(struct exporter *e, const struct agent_stages *st)
+{
+	e->health.stages = st;
 }
 
 void exporter__free(struct exporter *e)

@@ -28,6 +28,7 @@ struct export_opts {
 };
 
 struct exporter;
+struct agent_stages;
 
 /*
  * 0 or -errno (logged). A textfile directory that does not exist is created (mode 0755, with
@@ -60,6 +61,8 @@ void exporter__publish(struct exporter *e, struct snapshot *snap, const struct s
 char *exporter__snapshot_json(const struct exporter *e, const struct snapshot *s,
 			      const struct snap_enforce *en);
 /* Failed textfile writes since start. */
+/* The agent's own timers, shown by the status request and the textfile; @st outlives @e. */
+void exporter__set_stages(struct exporter *e, const struct agent_stages *st);
 uint64_t exporter__textfile_write_errors(const struct exporter *e);
 
 #endif

@@ -865,6 +865,30 @@ static void health_families(struct render *r, const struct prom_health *h)
 	sample_u64(r->f, "kqos_dropped_switches_total", NULL, NULL, s->dropped_switches);
 }
 
+static void stage_family(struct render *r, const struct agent_stages *st)
+{
+	char labels[32], extra[48];
+
+	family(r->f, "kqos_agent_stage_seconds", "histogram",
+	       "The agent's own CPU time per tick, by pipeline stage (tick: all of one; wall: a "
+	       "tick's elapsed time).");
+	for (int sg = 0; sg < STAGE_NR; sg++) {
+		const struct stage_hist *h = &st->s[sg];
+		__u64 run = 0;
+
+		snprintf(labels, sizeof(labels), "stage=\"%s\"", stage_name(sg));
+		for (int i = 0; i < STAGE_BUCKETS - 1; i++) {
+			run += h->bucket[i];
+			snprintf(extra, sizeof(extra), "le=\"%g\"", stage_bucket_le_us(i) / 1e6);
+			sample_u64(r->f, "kqos_agent_stage_seconds_bucket", labels, extra, run);
+		}
+		sample_u64(r->f, "kqos_agent_stage_seconds_bucket", labels, "le=\"+Inf\"",
+			   h->count);
+		sample(r->f, "kqos_agent_stage_seconds_sum", labels, NULL, h->sum_ns / 1e9);
+		sample_u64(r->f, "kqos_agent_stage_seconds_count", labels, NULL, h->count);
+	}
+}
+
 int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 		const struct prom_health *h, char **ret, size_t *ret_len)
 {
@@ -880,6 +904,8 @@ int prom_render(const struct snapshot *s, const struct snap_enforce *en,
 	err = build_entities(&r);
 	if (!err) {
 		health_families(&r, h);
+		if (h && h->stages)
+			stage_family(&r, h->stages);
 		node_families(&r);
 		for (int sc = 0; sc < NR_SCOPES; sc++)
 			scope_families(&r, sc);

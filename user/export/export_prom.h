@@ -6,6 +6,7 @@
 #include <stdint.h>
 
 #include "snapshot.h"
+#include "stages.h"
 
 /*
  * The Prometheus textfile (text format 0.0.4, for node_exporter's textfile collector): every
@@ -17,6 +18,7 @@
 /* The exporter's own health, which the snapshot does not carry. */
 struct prom_health {
 	uint64_t textfile_write_errors;
+	const struct agent_stages *stages; /* the agent's own time per stage; NULL: not shown */
 };
 
 /*

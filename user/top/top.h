@@ -89,6 +89,8 @@ void top_format_title(char *buf, size_t len);
 
 /* Batch mode: header and the whole table (children under their parents, @filter applied). */
 void top_print_batch(FILE *f, const struct top_model *m, const char *filter);
+/* The `status` answer @line as text: the agent, then its time per tick stage. -EPROTO: not JSON. */
+int top_status_print(FILE *f, const char *line);
 
 /* The socket client: connect, request one snapshot line. */
 struct top_conn;

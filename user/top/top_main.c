@@ -33,6 +33,7 @@ struct top_opts {
 	bool json;
 	bool standalone;
 	bool check; /* --check: ask kqosd's health, exit 0 (healthy) or 1 */
+	bool status; /* --status: the agent's own figures, then exit */
 	int timeout_ms;
 	const char *filter;
 };
@@ -56,14 +57,15 @@ static void usage(FILE *f)
 		"                      (kqosd --dry-run next to this binary; needs root)\n"
 		"      --check         health check: exit 0 if kqosd answers within the timeout\n"
 		"                      and its last snapshot is fresh, else 1 (probes, HEALTHCHECK)\n"
-		"  -t, --timeout MS    how long --check waits for the answer (default 2000)\n"
+		"      --status        the agent's status: its own time per tick stage\n"
+		"  -t, --timeout MS    how long --check and --status wait (default 2000)\n"
 		"  -V, --version\n"
 		"  -h, --help\n");
 }
 
 static int parse_args(int argc, char **argv, struct top_opts *o)
 {
-	enum { OPT_JSON = 256, OPT_STANDALONE, OPT_CHECK };
+	enum { OPT_JSON = 256, OPT_STANDALONE, OPT_CHECK, OPT_STATUS };
 	static const struct option longs[] = {
 		{ "socket", required_argument, NULL, 's' },
 		{ "delay", required_argument, NULL, 'd' },
@@ -73,6 +75,7 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 		{ "filter", required_argument, NULL, 'f' },
 		{ "standalone", no_argument, NULL, OPT_STANDALONE },
 		{ "check", no_argument, NULL, OPT_CHECK },
+		{ "status", no_argument, NULL, OPT_STATUS },
 		{ "timeout", required_argument, NULL, 't' },
 		{ "version", no_argument, NULL, 'V' },
 		{ "help", no_argument, NULL, 'h' },
@@ -116,6 +119,9 @@ static int parse_args(int argc, char **argv, struct top_opts *o)
 			break;
 		case OPT_CHECK:
 			o->check = true;
+			break;
+		case OPT_STATUS:
+			o->status = true;
 			break;
 		case 't':
 			o->timeout_ms = (int)strtol(optarg, &end, 10);
@@ -340,6 +346,28 @@ static int run_check(const struct top_opts *o)
 	return err ? EXIT_FAILURE : EXIT_SUCCESS;
 }
 
+/* --status: one `status` request, printed as text. */
+static int run_status(const struct top_opts *o)
+{
+	struct top_conn *c = NULL;
+	char *line = NULL;
+	int err = top_conn__open(o->socket, &c);
+
+	if (!err)
+		err = top_conn__call(c, "status", o->timeout_ms, &line);
+	top_conn__free(c);
+	if (err) {
+		fprintf(stderr, "kqos-top: no status from kqosd at %s: %s\n", o->socket,
+			strerror(-err));
+		return EXIT_FAILURE;
+	}
+	err = top_status_print(stdout, line);
+	if (err)
+		fprintf(stderr, "kqos-top: the agent's status is not JSON: %s\n", line);
+	free(line);
+	return err ? EXIT_FAILURE : EXIT_SUCCESS;
+}
+
 static void no_agent(const char *path, int err)
 {
 	fprintf(stderr, "kqos-top: no kqos agent at %s: %s\n", path, strerror(-err));
@@ -370,6 +398,8 @@ int main(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 	if (o.check)
 		return run_check(&o);
+	if (o.status)
+		return run_status(&o);
 	if (o.standalone) {
 		err = start_standalone(&c);
 		if (err) {
