@@ -36,6 +36,7 @@ struct host {
 	struct cgfiles files;
 	unsigned long files_walk_gen; /* the rescan the file list was made from */
 	unsigned long pods_gen, files_pods_gen; /* pod lists seen, and the one the list is from */
+	unsigned long files_gen; /* lists made: the snapshot's layout follows it */
 	uint64_t files_ns, files_every_ns; /* last read of the files, and the cadence */
 	uint64_t files_all_ns; /* last read of every file (on the walk's cadence) */
 	char kubepods[128];
@@ -223,6 +224,8 @@ static void read_files(struct host *h, uint64_t now_ns, const struct pod_list *p
 		what |= CGFILES_ALL;
 	if (!what)
 		return;
+	if (what & CGFILES_PATHS)
+		h->files_gen++;
 	if (cgfiles_read(&h->files, h->cgfs, h->mount, h->walk, pods, what, now_ns))
 		log_warn("cgroup stat files: no memory for a new list, keeping the last", "err=%d",
 			 -ENOMEM);
@@ -251,6 +254,7 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	in->walk_gen = h->walk_gen;
 	in->files = h->files.v;
 	in->nr_files = h->files.n;
+	in->files_gen = h->files_gen;
 	in->topo = h->topo;
 	in->nr_online = h->nr_online;
 	in->cpumgr = cpumgr_watch__poll(h->cpumgr, now_ns);

@@ -8,12 +8,7 @@
 #include <string.h>
 
 #include "snapbuild.h"
-
-struct owner {
-	const char *path; /* "/kubepods/..." */
-	struct cg_acc *acc;
-	size_t pod; /* index of the pod the path belongs to */
-};
+#include "snaplayout.h"
 
 struct snapbuild {
 	char hierarchy[16];
@@ -24,6 +19,7 @@ struct snapbuild {
 	bool has_walk_pods;
 	struct cg_cum *cum, *cum_next;
 	size_t ncum, cum_cap;
+	struct layout lay;
 	__u64 stat_busy;
 	bool has_stat;
 	__u64 seq;
@@ -48,6 +44,7 @@ void snapbuild__free(struct snapbuild *sb)
 {
 	if (!sb)
 		return;
+	layout_clear(&sb->lay);
 	pod_list__put(sb->walk_pods);
 	free(sb->cum);
 	free(sb->cum_next);
@@ -105,37 +102,6 @@ static int cum_update(struct snapbuild *sb, const struct snapbuild_input *in)
 }
 
 /* --- entities and their cgroups ------------------------------------------------------------ */
-
-static int cmp_owner(const void *a, const void *b)
-{
-	return strcmp(((const struct owner *)a)->path, ((const struct owner *)b)->path);
-}
-
-static const struct owner *find_owner(const struct owner *v, size_t n, const char *path)
-{
-	struct owner key = { .path = path };
-
-	return bsearch(&key, v, n, sizeof(*v), cmp_owner);
-}
-
-/* The entity owning @path: the deepest registered path that is @path or one of its parents. */
-static const struct owner *owner_of(const struct owner *v, size_t n, const char *path)
-{
-	char buf[PATH_MAX];
-	const struct owner *a;
-	char *slash;
-
-	snprintf(buf, sizeof(buf), "%s", path);
-	for (;;) {
-		a = find_owner(v, n, buf);
-		if (a)
-			return a;
-		slash = strrchr(buf, '/');
-		if (!slash || slash == buf)
-			return NULL;
-		*slash = '\0';
-	}
-}
 
 /* --- pods from the walk or the source --------------------------------------------------------- */
 
@@ -202,62 +168,6 @@ static struct pod_list *current_pods(struct snapbuild *sb, const struct snapbuil
 	return NULL;
 }
 
-static char *abs_path(const char *rel)
-{
-	char *p = NULL;
-
-	if (asprintf(&p, "/%s", rel) < 0)
-		return NULL;
-	return p;
-}
-
-static void place_containers(const struct pod *pod, const struct cgwalk_pod *w, struct snap_pod *sp)
-{
-	sp->ctrs = calloc(pod->nr_containers ? pod->nr_containers : 1, sizeof(*sp->ctrs));
-	if (!sp->ctrs)
-		return;
-	for (size_t i = 0; i < pod->nr_containers; i++) {
-		const struct pod_container *c = &pod->containers[i];
-		struct snap_container *sc = &sp->ctrs[sp->nr_ctrs++];
-
-		sc->spec = c;
-		snprintf(sc->name, sizeof(sc->name), "%s", c->name ? c->name : "");
-		snprintf(sc->id, sizeof(sc->id), "%s", c->id ? c->id : "");
-		for (size_t j = 0; w && c->id && j < w->nr_containers; j++)
-			if (!strcmp(w->containers[j].id, c->id))
-				sc->cgroup = abs_path(w->containers[j].path);
-	}
-}
-
-static void place_pod(const struct snapbuild_input *in, const struct pod *pod, struct snap_pod *sp)
-{
-	const struct cgwalk_pod *w = NULL;
-
-	sp->pod = pod;
-	if (pod->is_static) {
-		if (pod->nr_cgroups)
-			sp->cgroup = strdup(pod->cgroups[0]);
-		return;
-	}
-	if (in->walk)
-		w = cgwalk_result__find(in->walk, pod->uid);
-	if (w)
-		sp->cgroup = abs_path(w->path);
-	place_containers(pod, w, sp);
-}
-
-static int cmp_file(const void *key, const void *elem)
-{
-	return strcmp(key, ((const struct cg_file_stat *)elem)->path);
-}
-
-static const struct cg_file_stat *file_of(const struct snapbuild_input *in, const char *path)
-{
-	if (!path || !in->nr_files)
-		return NULL;
-	return bsearch(path, in->files, in->nr_files, sizeof(*in->files), cmp_file);
-}
-
 /* --- throttling and cpusets ---------------------------------------------------------------- */
 
 static void add_files(const struct cg_file_stat *f, struct snap_stats *st, char *cpuset,
@@ -286,16 +196,17 @@ static void add_files(const struct cg_file_stat *f, struct snap_stats *st, char 
 	}
 }
 
-static void throttle_all(const struct snapbuild_input *in, struct snapshot *s)
+static void throttle_all(const struct layout *l, struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 
-		add_files(file_of(in, p->cgroup), &p->st, p->cpuset, sizeof(p->cpuset));
+		add_files(l->ent[i].file, &p->st, p->cpuset, sizeof(p->cpuset));
 		for (size_t j = 0; j < p->nr_ctrs; j++) {
 			struct snap_container *c = &p->ctrs[j];
 
-			add_files(file_of(in, c->cgroup), &c->st, c->cpuset, sizeof(c->cpuset));
+			add_files(l->ent[l->npods + l->ctr_base[i] + j].file, &c->st, c->cpuset,
+				  sizeof(c->cpuset));
 		}
 	}
 }
@@ -374,68 +285,14 @@ static void build_node(struct snapbuild *sb, const struct snapbuild_input *in, s
 
 /* --- assembling ------------------------------------------------------------------------------ */
 
-static void add_owner(struct owner *v, size_t *n, const char *path, struct cg_acc *a, size_t pod)
-{
-	if (path)
-		v[(*n)++] = (struct owner){ .path = path, .acc = a, .pod = pod };
-}
-
-struct build_ctx {
-	struct owner *owners;
-	size_t nowners;
-	struct cg_acc *pod_acc; /* one per pod */
-	struct cg_acc *ctr_acc; /* one per container slot, pods' containers back to back */
-	size_t *ctr_base; /* index of pod i's first container in ctr_acc */
-};
-
-static int index_entities(struct snapshot *s, struct build_ctx *b)
-{
-	size_t nctr = 0, cap = 1;
-
-	for (size_t i = 0; i < s->nr_pods; i++) {
-		nctr += s->pods[i].nr_ctrs;
-		cap += 1 + s->pods[i].nr_ctrs + s->pods[i].pod->nr_cgroups;
-	}
-	b->owners = calloc(cap, sizeof(*b->owners));
-	b->pod_acc = calloc(s->nr_pods + 1, sizeof(*b->pod_acc));
-	b->ctr_acc = calloc(nctr + 1, sizeof(*b->ctr_acc));
-	b->ctr_base = calloc(s->nr_pods + 1, sizeof(*b->ctr_base));
-	if (!b->owners || !b->pod_acc || !b->ctr_acc || !b->ctr_base)
-		return -ENOMEM;
-	nctr = 0;
-	for (size_t i = 0; i < s->nr_pods; i++) {
-		const struct snap_pod *p = &s->pods[i];
-
-		b->ctr_base[i] = nctr;
-		if (p->pod->is_static)
-			for (size_t k = 0; k < p->pod->nr_cgroups; k++)
-				add_owner(b->owners, &b->nowners, p->pod->cgroups[k],
-					  &b->pod_acc[i], i);
-		else
-			add_owner(b->owners, &b->nowners, p->cgroup, &b->pod_acc[i], i);
-		for (size_t j = 0; j < p->nr_ctrs; j++, nctr++)
-			add_owner(b->owners, &b->nowners, p->ctrs[j].cgroup, &b->ctr_acc[nctr], i);
-	}
-	qsort(b->owners, b->nowners, sizeof(*b->owners), cmp_owner);
-	return 0;
-}
-
-static void free_ctx(struct build_ctx *b)
-{
-	free(b->owners);
-	free(b->pod_acc);
-	free(b->ctr_acc);
-	free(b->ctr_base);
-}
-
 /* A container's cgroups count for its pod too. */
-static void fold_containers(struct snapshot *s, struct build_ctx *b, size_t i)
+static void fold_containers(struct snapshot *s, struct layout *l, size_t i)
 {
 	for (size_t j = 0; j < s->pods[i].nr_ctrs; j++) {
-		const struct cg_acc *c = &b->ctr_acc[b->ctr_base[i] + j];
+		const struct cg_acc *c = &l->acc[l->npods + l->ctr_base[i] + j];
 
 		if (c->any)
-			cg_acc_add(&b->pod_acc[i], &c->i, &c->c);
+			cg_acc_add(&l->acc[i], &c->i, &c->c);
 	}
 }
 
@@ -479,54 +336,78 @@ static void add_member(struct snap_pod *p, __u64 cgid)
 }
 
 /* Charge each cgroup the collector knows to its owner, or list it as an "other" if it ran. */
-static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s,
-		       struct build_ctx *b)
+static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
+	struct layout *l = &sb->lay;
+
+	layout_begin(l);
 	s->others = calloc(in->nr_cgs + 1, sizeof(*s->others));
 	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
 	for (size_t k = 0; k < in->nr_cgs; k++) {
 		const struct cg_delta *d = &in->cgs[k];
-		const struct owner *o;
+		size_t pod;
+		long e;
 
 		if (!d->path)
 			continue;
-		o = owner_of(b->owners, b->nowners, d->path);
-		if (o) {
-			cg_acc_add(o->acc, d, &sb->cum[k]);
-			add_member(&s->pods[o->pod], d->d.cgid);
+		e = layout_owner(l, d->d.cgid, d->path, &pod);
+		if (e >= 0 && pod < s->nr_pods) {
+			cg_acc_add(&l->acc[e], d, &sb->cum[k]);
+			add_member(&s->pods[pod], d->d.cgid);
 		} else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
 			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
 		}
 	}
+	if (layout_end(l, in->cgs, in->nr_cgs))
+		return; /* the new ones are looked up by path again next tick */
 }
 
-static void finish_entities(struct snapshot *s, struct build_ctx *b, __u64 dt)
+static void finish_entities(struct snapshot *s, struct layout *l, __u64 dt)
 {
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 
 		for (size_t j = 0; j < p->nr_ctrs; j++)
-			entity_stats(s, &b->ctr_acc[b->ctr_base[i] + j], dt, &p->ctrs[j].st);
-		fold_containers(s, b, i);
-		entity_stats(s, &b->pod_acc[i], dt, &p->st);
+			entity_stats(s, &l->acc[l->npods + l->ctr_base[i] + j], dt, &p->ctrs[j].st);
+		fold_containers(s, l, i);
+		entity_stats(s, &l->acc[i], dt, &p->st);
 		s->classes[p->pod->qos].pods++;
 		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;
 	}
 }
 
-static __u64 cgid_of(const struct snapbuild_input *in, const char *path)
+static char *dup_or_null(const char *s)
 {
-	const struct cg_file_stat *f = file_of(in, path);
+	return s ? strdup(s) : NULL;
+}
 
-	return f ? f->cgid : 0;
+static int place_containers(const struct layout *l, size_t i, const struct pod *pod,
+			    struct snap_pod *sp)
+{
+	sp->ctrs = calloc(pod->nr_containers ? pod->nr_containers : 1, sizeof(*sp->ctrs));
+	if (!sp->ctrs)
+		return -ENOMEM;
+	for (size_t j = 0; j < pod->nr_containers; j++) {
+		const struct pod_container *c = &pod->containers[j];
+		const struct lay_ent *x = &l->ent[l->npods + l->ctr_base[i] + j];
+		struct snap_container *sc = &sp->ctrs[sp->nr_ctrs++];
+
+		sc->spec = c;
+		snprintf(sc->name, sizeof(sc->name), "%s", c->name ? c->name : "");
+		snprintf(sc->id, sizeof(sc->id), "%s", c->id ? c->id : "");
+		sc->cgroup = dup_or_null(x->cgroup);
+		sc->cgid = x->cgid;
+	}
+	return 0;
 }
 
 static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
 	struct pod_list *l = current_pods(sb, in);
+	int err = layout_update(&sb->lay, in, l);
 
-	if (!l)
-		return 0;
+	if (err || !l)
+		return err;
 	s->pods_list = pod_list__ref(l);
 	s->pods = calloc(l->nr_pods ? l->nr_pods : 1, sizeof(*s->pods));
 	if (!s->pods)
@@ -534,10 +415,11 @@ static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, st
 	for (size_t i = 0; i < l->nr_pods; i++) {
 		struct snap_pod *sp = &s->pods[s->nr_pods++];
 
-		place_pod(in, &l->pods[i], sp);
-		sp->cgid = cgid_of(in, sp->cgroup);
-		for (size_t j = 0; j < sp->nr_ctrs; j++)
-			sp->ctrs[j].cgid = cgid_of(in, sp->ctrs[j].cgroup);
+		sp->pod = &l->pods[i];
+		sp->cgroup = dup_or_null(sb->lay.ent[i].cgroup);
+		sp->cgid = sb->lay.ent[i].cgid;
+		if (!l->pods[i].is_static)
+			place_containers(&sb->lay, i, &l->pods[i], sp);
 	}
 	return 0;
 }
@@ -568,7 +450,6 @@ static void fill_meta(struct snapbuild *sb, struct snapbuild_input *in, struct s
 struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *in)
 {
 	struct snapshot *s = snapshot__new();
-	struct build_ctx b = { 0 };
 
 	if (!s) {
 		free(in->rdt);
@@ -577,14 +458,12 @@ struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *
 	}
 	fill_meta(sb, in, s);
 	build_node(sb, in, s);
-	if (cum_update(sb, in) || build_pods(sb, in, s) || index_entities(s, &b)) {
-		free_ctx(&b);
+	if (cum_update(sb, in) || build_pods(sb, in, s)) {
 		snapshot__put(s);
 		return NULL;
 	}
-	distribute(sb, in, s, &b);
-	finish_entities(s, &b, in->dt_ns);
-	free_ctx(&b);
-	throttle_all(in, s);
+	distribute(sb, in, s);
+	finish_entities(s, &sb->lay, in->dt_ns);
+	throttle_all(&sb->lay, s);
 	return s;
 }

@@ -65,6 +65,7 @@ struct snapbuild_input {
 	unsigned long walk_gen; /* changes with every rescan */
 	const struct cg_file_stat *files; /* sorted by path (strcmp) */
 	size_t nr_files;
+	unsigned long files_gen; /* changes whenever the list of files (not their values) does */
 	struct node_stat node;
 	const struct topology *topo; /* the agent's, outlives every snapshot; may be NULL */
 	unsigned int nr_online; /* online CPUs, for a node without topology */
