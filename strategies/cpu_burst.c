@@ -510,6 +510,7 @@ const struct kqos_strategy cpu_burst_strategy = {
 	.desc = "LS pods' cfs burst from the limit, and their quota scaled while throttled",
 	.prio = 9, /* below extended_resource (a Mid+LS pod's mid quota is its), above the rest */
 	.enabled = burst_enabled,
+	.history = true,
 	.init = burst_init,
 	.decide = burst_decide,
 	.fini = burst_fini,

@@ -271,6 +271,7 @@ const struct kqos_strategy cpu_evict_strategy = {
 	.desc = "BECPUEvict, CPUEvict: evict pods when BE is starved or node CPU is high",
 	.prio = 8, /* plans nothing: between extended_resource and the guard in the table */
 	.enabled = enabled,
+	.history = true,
 	.init = init,
 	.decide = decide,
 	.fini = fini,

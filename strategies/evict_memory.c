@@ -163,6 +163,7 @@ const struct kqos_strategy memory_evict_strategy = {
 	.desc = "BEMemoryEvict, MemoryEvict: evict pods when node memory passes the threshold",
 	.prio = 7, /* plans nothing */
 	.enabled = enabled,
+	.history = true,
 	.init = init,
 	.decide = decide,
 	.fini = fini,

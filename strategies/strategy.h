@@ -101,6 +101,9 @@ struct kqos_strategy {
 	int prio; /* plan precedence: higher wins a contested knob (plan.h) */
 	bool tightens; /* its entries only tighten what the others planned (plan.h) */
 	bool reacts; /* asked between ticks too (in->is_tick false), on the last tick's plan */
+	/* reads pods' pasts from the metric window, not only the last two ticks: the agent keeps
+	 * the long history (10 s or the eviction window, per pod) only while such a one is on */
+	bool history;
 	/* required: whether the config turns this strategy on */
 	bool (*enabled)(const struct slo_config *cfg);
 	/* optional: private state; *ret_state may stay NULL */

@@ -246,14 +246,19 @@ static int open_enforcer(struct agent *a)
 	return enforcer__new(&o, &a->enf);
 }
 
-/* History for the longest window a strategy asks for: BECPUEvict/CPUEvict's, 10 s for the
- * CPU burst share pool, two intervals for "last" values. */
+/*
+ * History for the longest window a strategy asks for: BECPUEvict/CPUEvict's, 10 s for the CPU
+ * burst share pool, two intervals for "last" values. Only "last" values while no strategy
+ * reads further back: at 100 ms the 10 s per pod were 10 MB of 1000 pods' RSS.
+ */
 static unsigned int window_cap(const struct agent *a)
 {
 	const struct slo_config *c = enforcer__config(a->enf);
 	__u64 longest = 10 * 1000000000ULL;
 
-	if (c->evict.window_s > 0 && (__u64)c->evict.window_s * 1000000000ULL > longest)
+	if (!enforcer__needs_history(a->enf))
+		longest = 0;
+	else if (c->evict.window_s > 0 && (__u64)c->evict.window_s * 1000000000ULL > longest)
 		longest = (__u64)c->evict.window_s * 1000000000ULL;
 	if (2 * a->cfg.interval_ns > longest)
 		longest = 2 * a->cfg.interval_ns;

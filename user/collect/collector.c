@@ -21,6 +21,11 @@
 /* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
 #define BATCH 256
 
+struct key_idx {
+	__u64 cgid;
+	size_t idx;
+};
+
 struct collector {
 	struct cgstat_bpf *skel;
 	struct kevents *ev;
@@ -37,6 +42,8 @@ struct collector {
 	uint64_t *tick_enabled; /* enabled time at the last refresh: a tick that stopped is re-made */
 	uint64_t *tick_checked_ns;
 	const char *sys_root; /* the caller's (config), outlives the collector */
+	struct key_idx *perm; /* collector__read()'s sort order */
+	size_t nperm;
 };
 
 /* 100 Hz: a stint is charged at most 10 ms late, at ~30 us/s of BPF per CPU. */
@@ -322,6 +329,7 @@ void collector__free(struct collector *c)
 	free(c->keys);
 	free(c->vals);
 	free(c->cpu_vals);
+	free(c->perm);
 	free(c);
 }
 
@@ -352,11 +360,50 @@ static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, _
 	}
 }
 
-static int cmp_totals(const void *a, const void *b)
+static int cmp_key(const void *a, const void *b)
 {
-	const struct cg_totals *x = a, *y = b;
+	const struct key_idx *x = a, *y = b;
 
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
+}
+
+/*
+ * Sort @buf by cgid. A cg_totals is 1.2 KB (the histogram): qsort moved each log2(n) times
+ * through a malloc'd copy of the array, every tick. Sorting the keys and then moving each
+ * entry once, along the permutation's cycles, costs one pass.
+ */
+static int sort_totals(struct collector *c, struct cg_totals *buf, size_t n)
+{
+	struct cg_totals tmp;
+
+	if (n > c->nperm) {
+		struct key_idx *p = realloc(c->perm, n * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		c->perm = p;
+		c->nperm = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		c->perm[i] = (struct key_idx){ .cgid = buf[i].cgid, .idx = i };
+	qsort(c->perm, n, sizeof(*c->perm), cmp_key);
+	for (size_t i = 0; i < n; i++) {
+		size_t j = i;
+
+		if (c->perm[i].idx == i)
+			continue;
+		tmp = buf[i];
+		while (c->perm[j].idx != i) {
+			size_t k = c->perm[j].idx;
+
+			buf[j] = buf[k];
+			c->perm[j].idx = j;
+			j = k;
+		}
+		buf[j] = tmp;
+		c->perm[j].idx = j;
+	}
+	return 0;
 }
 
 int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
@@ -379,8 +426,8 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
 		in_batch = out_batch;
 		in = &in_batch;
 	}
-	qsort(buf, n, sizeof(*buf), cmp_totals);
-	return (int)n;
+	err = sort_totals(c, buf, n);
+	return err ? err : (int)n;
 }
 
 int collector__forget(struct collector *c, __u64 cgid)

@@ -170,13 +170,22 @@ static struct pod_list *current_pods(struct snapbuild *sb, const struct snapbuil
 
 /* --- throttling and cpusets ---------------------------------------------------------------- */
 
+/* snprintf("%s") without the format parsing: a copy per pod and container each tick. */
+static void copy_str(char *dst, size_t size, const char *src)
+{
+	size_t n = src ? strnlen(src, size - 1) : 0;
+
+	memcpy(dst, src ? src : "", n);
+	dst[n] = '\0';
+}
+
 static void add_files(const struct cg_file_stat *f, struct snap_stats *st, char *cpuset,
 		      size_t cpuset_len)
 {
 	if (!f)
 		return;
 	/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top. */
-	snprintf(cpuset, cpuset_len, "%s", f->cpuset);
+	copy_str(cpuset, cpuset_len, f->cpuset);
 	st->has_memory = f->has_memory;
 	st->mem_used_bytes = f->mem_used_bytes;
 	if (!f->has_cpu_stat)
@@ -292,7 +301,7 @@ static void fold_containers(struct snapshot *s, struct layout *l, size_t i)
 		const struct cg_acc *c = &l->acc[l->npods + l->ctr_base[i] + j];
 
 		if (c->any)
-			cg_acc_add(&l->acc[i], &c->i, &c->c);
+			cg_acc_add(layout_acc(l, (long)i), &c->i, &c->c);
 	}
 }
 
@@ -352,7 +361,7 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 			continue;
 		e = layout_owner(l, d->d.cgid, d->path, &pod);
 		if (e >= 0 && pod < s->nr_pods) {
-			cg_acc_add(&l->acc[e], d, &sb->cum[k]);
+			cg_acc_add(layout_acc(l, e), d, &sb->cum[k]);
 			add_member(&s->pods[pod], d->d.cgid);
 		} else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
 			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
@@ -393,8 +402,8 @@ static int place_containers(const struct layout *l, size_t i, const struct pod *
 		struct snap_container *sc = &sp->ctrs[sp->nr_ctrs++];
 
 		sc->spec = c;
-		snprintf(sc->name, sizeof(sc->name), "%s", c->name ? c->name : "");
-		snprintf(sc->id, sizeof(sc->id), "%s", c->id ? c->id : "");
+		copy_str(sc->name, sizeof(sc->name), c->name);
+		copy_str(sc->id, sizeof(sc->id), c->id);
 		sc->cgroup = dup_or_null(x->cgroup);
 		sc->cgid = x->cgid;
 	}

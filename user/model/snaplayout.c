@@ -20,6 +20,7 @@ void layout_clear(struct layout *l)
 	free(l->ids);
 	free(l->miss);
 	free(l->acc);
+	free(l->touched);
 	pod_list__put(l->pods);
 	*l = (struct layout){ 0 };
 }
@@ -125,7 +126,8 @@ static int alloc_layout(struct layout *l, const struct pod_list *pods)
 	l->paths = calloc(l->npods + l->nctrs + 1, sizeof(*l->paths));
 	l->owners = calloc(nown, sizeof(*l->owners));
 	l->acc = calloc(l->npods + l->nctrs + 1, sizeof(*l->acc));
-	return l->ent && l->ctr_base && l->paths && l->owners && l->acc ? 0 : -ENOMEM;
+	l->touched = calloc(l->npods + l->nctrs + 1, sizeof(*l->touched));
+	return l->ent && l->ctr_base && l->paths && l->owners && l->acc && l->touched ? 0 : -ENOMEM;
 }
 
 static int build(struct layout *l, const struct snapbuild_input *in, struct pod_list *pods)
@@ -170,11 +172,26 @@ int layout_update(struct layout *l, const struct snapbuild_input *in, struct pod
 	return 0;
 }
 
+/*
+ * An accumulator holds a latency histogram: zeroing all 2000 of 1000 pods was 2.6 MB a tick.
+ * Pods' own accumulators also take their containers' (fold), so they are zeroed as touched.
+ */
 void layout_begin(struct layout *l)
 {
-	memset(l->acc, 0, (l->npods + l->nctrs + 1) * sizeof(*l->acc));
+	for (size_t i = 0; i < l->ntouched; i++)
+		memset(&l->acc[l->touched[i]], 0, sizeof(*l->acc));
+	l->ntouched = 0;
 	l->cursor = 0;
 	l->nmiss = 0;
+}
+
+struct cg_acc *layout_acc(struct layout *l, long e)
+{
+	struct cg_acc *a = &l->acc[e];
+
+	if (!a->any)
+		l->touched[l->ntouched++] = e;
+	return a;
 }
 
 static const struct lay_owner *find_owner(const struct layout *l, const char *path)

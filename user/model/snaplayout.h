@@ -52,6 +52,8 @@ struct layout {
 	struct lay_id *ids, *miss; /* by cgid; this tick's new ids */
 	size_t nids, ids_cap, nmiss, miss_cap, cursor;
 	struct cg_acc *acc; /* one per entity, zeroed every tick */
+	long *touched; /* the entities the last tick charged: only they need zeroing */
+	size_t ntouched;
 };
 
 void layout_clear(struct layout *l);
@@ -64,6 +66,8 @@ void layout_begin(struct layout *l);
  * one tick come in ascending @cgid order (in->cgs is sorted).
  */
 long layout_owner(struct layout *l, __u64 cgid, const char *path, size_t *pod);
+/* Entity @e's accumulator, to be charged this tick. */
+struct cg_acc *layout_acc(struct layout *l, long e);
 /* The tick's new ids join the table; an id the maps dropped leaves it. -ENOMEM keeps the old. */
 int layout_end(struct layout *l, const struct cg_delta *cgs, size_t n);
 
