@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * kqos-fake-resctrl-fs PROFILE MOUNTPOINT [-f]: the fake resctrl backend (tests/lib/
+ * kqos-fake-resctrl-fs DIR|PROFILE MOUNTPOINT [-f]: the fake resctrl backend (tests/lib/
  * resctrl_fake.c) served as a filesystem, so a process that only uses syscalls, kqosd
- * unmodified, meets the kernel's rules: mkdir of a group creates schemata, tasks, cpus, mode,
+ * unmodified, meets the kernel's rules. DIR is any resctrl tree: its info/, root schemata and
+ * mon_data are copied and the rules follow what its info/ says (resctrl_fake__new_dir); a
+ * profile name of the fake (skx2s, cdp, ...) is served as the fake builds it. Then mkdir of a group creates schemata, tasks, cpus, mode,
  * mon_data and mon_groups; schemata writes are validated and a failure sets
  * info/last_cmd_status; a tid written to tasks leaves its old group; CLOSID and RMID limits
  * apply. Reads come from the fake's tree, which it rewrites after every mutation.
@@ -19,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include <fuse.h>
 
@@ -160,18 +163,28 @@ static const struct fuse_operations ops = {
 	.unlink = fs_unlink,
 };
 
+/* A directory is served as a copy; anything else must name a profile. */
+static int fake_open(const char *what)
+{
+	struct stat st;
+
+	if (!stat(what, &st) && S_ISDIR(st.st_mode))
+		return resctrl_fake__new_dir(what, &fake);
+	return resctrl_fake__new(what, &fake);
+}
+
 int main(int argc, char **argv)
 {
 	char *fargv[8];
 	int fargc = 0, err;
 
 	if (argc < 3) {
-		fprintf(stderr, "usage: %s PROFILE MOUNTPOINT [-f]\n", argv[0]);
+		fprintf(stderr, "usage: %s DIR|PROFILE MOUNTPOINT [-f]\n", argv[0]);
 		return EXIT_FAILURE;
 	}
-	err = resctrl_fake__new(argv[1], &fake);
+	err = fake_open(argv[1]);
 	if (err) {
-		fprintf(stderr, "fake-resctrl-fs: profile %s: %s\n", argv[1], strerror(-err));
+		fprintf(stderr, "fake-resctrl-fs: %s: %s\n", argv[1], strerror(-err));
 		return EXIT_FAILURE;
 	}
 	root_fd = open(resctrl_fake__root(fake), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
