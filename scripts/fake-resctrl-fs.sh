@@ -8,6 +8,8 @@
 # DIR's info/, root schemata and mon_data are copied (DIR is never written) and the kernel's
 # rules follow what its info/ says. Groups made with mkdir get their files, schemata writes are
 # checked (info/last_cmd_status), tasks move between groups, CLOSID and RMID limits apply.
+# FAKE_RESCTRL_FAULTS=FILE passes --faults FILE: injected EBUSY, ENOSPC, EINVAL... (the
+# format is in tests/fuse/resctrl_fs.c and docs/resctrl.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 out=${OUTPUT:-$PWD/.output}
@@ -19,7 +21,9 @@ fi
 [ $# -eq 2 ] || { echo "usage: $0 DIR|PROFILE MOUNTPOINT | --stop MOUNTPOINT" >&2; exit 2; }
 make --no-print-directory OUTPUT="$out" "$out/tests/fuse/kqos-fake-resctrl-fs" >/dev/null
 mkdir -p "$2"
-"$out/tests/fuse/kqos-fake-resctrl-fs" "$1" "$2"
+faults=()
+[ -n "${FAKE_RESCTRL_FAULTS:-}" ] && faults=(--faults "$FAKE_RESCTRL_FAULTS")
+"$out/tests/fuse/kqos-fake-resctrl-fs" "${faults[@]}" "$1" "$2"
 # the daemon is up when the mount serves info/ (a monitoring-only tree has no root schemata)
 for _ in $(seq 50); do
 	[ -f "$2/info/last_cmd_status" ] && exit 0

@@ -1239,3 +1239,8 @@ void resctrl_fake__age_limbo(struct resctrl_fake *f)
 {
 	f->nr_limbo = 0;
 }
+
+void resctrl_fake__set_status(struct resctrl_fake *f, const char *msg)
+{
+	status(f, msg);
+}

@@ -55,6 +55,8 @@ int resctrl_fake__set_mon_state(struct resctrl_fake *f, const char *group, enum 
 /* Every counter of the group back to 0, as when its RMID is reallocated. */
 int resctrl_fake__reset_counters(struct resctrl_fake *f, const char *group);
 /* Freed RMIDs wait in limbo (mkdir -> EBUSY when nothing else is free) until aged. */
+/* info/last_cmd_status as a failed command leaves it (NULL or "" = "ok"): fault injection. */
+void resctrl_fake__set_status(struct resctrl_fake *f, const char *msg);
 unsigned int resctrl_fake__nr_limbo(const struct resctrl_fake *f);
 void resctrl_fake__age_limbo(struct resctrl_fake *f);
 
