@@ -56,6 +56,7 @@ struct rdtact {
 	struct rmon *mons;
 	size_t nr_mons, cap_mons;
 	bool out_of_rmids; /* logged once: per-pod monitoring degrades to class level */
+	int pass_err; /* of the last failed pass, logged once until a pass succeeds */
 	struct snap_rdt_enforce st;
 };
 
@@ -723,21 +724,56 @@ static int apply_locked(struct rdtact *a, const struct plan_rdt *p, uint64_t now
 	return 0;
 }
 
+/* The root itself fails: unmounted, or its filesystem gone (a FUSE server that died). */
+static bool is_unreachable(int err)
+{
+	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
+	       err == -ESTALE || err == -ESHUTDOWN;
+}
+
+/*
+ * A failed pass is logged once until one succeeds: passes run every tick and every resctrl
+ * interval, so a lasting failure would otherwise say the same thing twice a second.
+ */
+static void note_pass(struct rdtact *a, int err)
+{
+	if (!err) {
+		if (a->pass_err)
+			log_info("resctrl reachable again: control resumes", "root=%s",
+				 resctrl_root(a->r));
+		a->pass_err = 0;
+		return;
+	}
+	a->st.errors++;
+	if (err == a->pass_err)
+		return;
+	a->pass_err = err;
+	if (err == -ETIMEDOUT)
+		log_warn("resctrl busy: control waits for the next pass", "root=%s err=%d (%s)",
+			 resctrl_root(a->r), err, strerror(-err));
+	else if (is_unreachable(err))
+		log_warn("resctrl unreachable: resctrl control paused, cgroup monitoring and "
+			 "enforcement go on",
+			 "root=%s err=%d (%s)", resctrl_root(a->r), err, strerror(-err));
+	else
+		log_warn("resctrl pass incomplete", "root=%s err=%d (%s)", resctrl_root(a->r), err,
+			 strerror(-err));
+}
+
 int rdtact__apply(struct rdtact *a, const struct plan_rdt *p, uint64_t mono_ns)
 {
 	int err;
 
 	err = resctrl_lock(a->r, true, LOCK_TIMEOUT_MS);
 	if (err) {
-		log_warn("resctrl busy: control waits for the next pass", "err=%d", err);
+		note_pass(a, err);
 		return err;
 	}
 	a->st.on = p->is_on;
 	err = apply_locked(a, p, mono_ns);
 	resctrl_unlock(a->r);
 	count(a);
-	if (err)
-		log_warn("resctrl pass incomplete", "err=%d", err);
+	note_pass(a, err);
 	return err;
 }
 
