@@ -153,8 +153,12 @@ static void fail(struct rdtact *a, struct rgroup *g, enum fail_kind k, int err, 
 		 resctrl_last_status(a->r));
 }
 
+/* The end of a logged failure is said too, so a log shows how long a fault lasted. */
 static void ok(struct rgroup *g, enum fail_kind k)
 {
+	if (g->logged[k])
+		log_info("resctrl write works again", "group=" RESCTRL_PREFIX "%s op=%s after=%d",
+			 g->name, fail_names[k], g->logged[k]);
 	g->logged[k] = 0;
 }
 
