@@ -455,10 +455,13 @@ int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns)
 int enforcer__restore(struct enforcer *e)
 {
 	size_t n = actuator__nr_journal(e->act);
-	int err = actuator__restore(e->act);
+	int err = actuator__restore(e->act), rerr;
 
-	if (e->rdt && !e->dry_run && rdtact__restore(e->rdt))
-		log_warn("some kqos resctrl groups could not be removed", NULL);
+	rerr = e->rdt && !e->dry_run ? rdtact__restore(e->rdt) : 0;
+	/* a vanished resctrl (unmounted, its server gone) took the groups with it */
+	if (rerr)
+		log_warn("some kqos resctrl groups could not be removed", "err=%d (%s)", rerr,
+			 strerror(-rerr));
 	log_msg(err ? LOG_WARN : LOG_INFO, "original cgroup values restored",
 		"entries=%zu left=%zu err=%d", n, actuator__nr_journal(e->act), err);
 	return err;
