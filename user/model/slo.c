@@ -554,10 +554,16 @@ static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_
 
 static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, size_t err_len)
 {
-	static const char *const known[] = {
-		"enable",      "l3FloorPercent", "mbFloorPercent",	  "stepPercent",
-		"quietPeriod", "llcDropPercent", "mbmPeakBytesPerSecond", NULL
-	};
+	static const char *const known[] = { "enable",
+					     "l3FloorPercent",
+					     "mbFloorPercent",
+					     "stepPercent",
+					     "quietPeriod",
+					     "llcDropPercent",
+					     "mbmPeakBytesPerSecond",
+					     "cpiRisePercent",
+					     "mpkiRisePercent",
+					     NULL };
 	struct pctx c = { err, err_len, "strategies.resctrlAdapt" };
 	long long v;
 	int r;
