@@ -231,6 +231,11 @@ Test(slo, resctrl_adapt_keys)
 		     0, "%s", err);
 	cr_assert_eq(cfg.rdt_adapt.cpi_rise_pct, 0);
 	cr_assert_eq(cfg.rdt_adapt.mpki_rise_pct, 50);
+	cr_assert_eq(cfg.rdt_adapt.event_hold_ns, 2000000000ULL, "default eventHold");
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"eventHold\": \"0s\"}}"), 0, "%s", err);
+	cr_assert_eq(cfg.rdt_adapt.event_hold_ns, 0);
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"eventHold\": \"2h\"}}"), -EINVAL);
+	cr_assert_str_eq(err, "strategies.resctrlAdapt.eventHold: duration out of range");
 	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"stepPercent\": 0}}"), -EINVAL);
 	cr_assert_str_eq(err, "strategies.resctrlAdapt.stepPercent: 0 out of range [1, 50]");
 	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"floor\": 1}}"), -EINVAL);
