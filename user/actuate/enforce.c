@@ -36,6 +36,9 @@ struct enforcer {
 	size_t nr_slots;
 	struct plan plan;
 	struct plan base; /* the last tick's plan before any tightening: what reactions start from */
+	/* the last resctrl plan applied: base lacks it (resctrl_qos runs after the tightening
+	 * guard), and a reaction that edits it (resctrl_adapt) starts from it */
+	struct plan_rdt last_rdt;
 	struct plan reserve; /* knobs reactions may write, journaled ahead at each tick */
 	struct strategy_report last; /* the last tick's or reaction's report */
 	const struct window *win; /* the agent's metric history (enforcer__set_inputs) */
@@ -359,6 +362,9 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	/* resctrl is planned or kqos groups remain to be released */
 	if (e->rdt && (e->plan.rdt.is_on || rdtact__nr_groups(e->rdt)))
 		rdtact__apply(e->rdt, &e->plan.rdt, snap->mono_ns);
+	if (plan_rdt_copy(&e->last_rdt, &e->plan.rdt))
+		log_warn("no memory for the resctrl reaction plan; resctrl reacts at ticks only",
+			 NULL);
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
@@ -387,6 +393,8 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 		return 0;
 	/* the other strategies decided at the tick; only the reacting ones decide again */
 	err = plan_copy(&e->plan, &e->base);
+	if (!err)
+		err = plan_rdt_copy(&e->plan.rdt, &e->last_rdt);
 	if (err)
 		return err;
 	rep.has_be_cpus = e->last.has_be_cpus;
@@ -399,6 +407,12 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 			decide_one(e, i, &in, &rep);
 	log_moves(&rep.guard);
 	err = actuator__apply(e->act, &e->plan, now->wall_ns);
+	/* resctrl_adapt stepped BE down on an LS latency event: the resctrl actuator writes it */
+	if (rep.rdt_react && e->rdt) {
+		rdtact__apply(e->rdt, &e->plan.rdt, now->mono_ns);
+		if (plan_rdt_copy(&e->last_rdt, &e->plan.rdt))
+			log_warn("no memory for the resctrl reaction plan", NULL);
+	}
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
@@ -477,6 +491,7 @@ void enforcer__free(struct enforcer *e)
 	plan_fini(&e->plan);
 	plan_fini(&e->base);
 	plan_fini(&e->reserve);
+	plan_rdt_fini(&e->last_rdt);
 	actuator__free(e->act);
 	rdtact__free(e->rdt);
 	if (e->owns_r)
