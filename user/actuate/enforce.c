@@ -28,6 +28,7 @@ struct enforcer {
 	struct actuator *act;
 	struct resctrl *r; /* NULL: no resctrl control */
 	bool owns_r;
+	char *rdt_root; /* where e->r was opened, to open it again after it vanished */
 	struct rdtact *rdt;
 	struct slo_config cfg;
 	bool dry_run;
@@ -132,6 +133,9 @@ static int open_rdt(struct enforcer *e, const struct enforce_opts *opts)
 			return 0;
 		}
 		e->owns_r = true;
+		e->rdt_root = strdup(opts->resctrl_root);
+		if (!e->rdt_root)
+			return -ENOMEM;
 	}
 	if (!e->r)
 		return 0;
@@ -334,6 +338,24 @@ __u64 enforcer__decide_ns(const struct enforcer *e)
 	return e ? e->decide_ns : 0;
 }
 
+/*
+ * resctrl vanished under us (unmounted, its filesystem gone): each tick tries the root again,
+ * and a new mount there takes over from the dead handle. Only a handle kqos opened itself.
+ */
+static void reopen_rdt(struct enforcer *e)
+{
+	struct resctrl *r;
+
+	if (!e->rdt || !e->owns_r || !e->rdt_root || !rdtact__is_unreachable(e->rdt))
+		return;
+	if (resctrl_open(e->rdt_root, &r))
+		return;
+	rdtact__set_resctrl(e->rdt, r);
+	resctrl_close(e->r);
+	e->r = r;
+	log_info("resctrl mounted again: control goes on on the new mount", "root=%s", e->rdt_root);
+}
+
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
 	struct strategy_input in = { .snap = snap,
@@ -359,6 +381,7 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	log_burst(&rep.burst);
 	actuator__set_reserve(e->act, &e->reserve);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
+	reopen_rdt(e);
 	/* resctrl is planned or kqos groups remain to be released */
 	if (e->rdt && (e->plan.rdt.is_on || rdtact__nr_groups(e->rdt)))
 		rdtact__apply(e->rdt, &e->plan.rdt, snap->mono_ns);
@@ -496,6 +519,7 @@ void enforcer__free(struct enforcer *e)
 	rdtact__free(e->rdt);
 	if (e->owns_r)
 		resctrl_close(e->r);
+	free(e->rdt_root);
 	cgroupfs__free(e->cg);
 	free(e);
 }

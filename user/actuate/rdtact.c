@@ -856,6 +856,26 @@ unsigned int rdtact__nr_groups(const struct rdtact *a)
 	return a->st.groups;
 }
 
+bool rdtact__is_unreachable(const struct rdtact *a)
+{
+	return a && is_unreachable(a->pass_err);
+}
+
+void rdtact__set_resctrl(struct rdtact *a, struct resctrl *r)
+{
+	a->r = r;
+	/* a new mount holds nothing of ours: every group is made and written again */
+	for (size_t i = 0; i < a->nr; i++) {
+		a->groups[i].is_present = false;
+		a->groups[i].placed_once = false;
+		a->groups[i].no_closid = false;
+		memset(a->groups[i].logged, 0, sizeof(a->groups[i].logged));
+	}
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->mons[i].is_present = false;
+	a->out_of_rmids = false;
+}
+
 int rdtact__restore(struct rdtact *a)
 {
 	int err, first = 0;
