@@ -74,6 +74,8 @@ static void setup(void)
 
 static void teardown(void)
 {
+	char hits_path[80];
+
 	if (daemon_pid > 0) {
 		kill(daemon_pid, SIGKILL);
 		waitpid(daemon_pid, NULL, 0);
@@ -99,8 +101,8 @@ static void teardown(void)
 	}
 	unlink(cfg);
 	unlink(faults);
-	snprintf(root_before, sizeof(root_before), "%s.hits", faults);
-	unlink(root_before);
+	snprintf(hits_path, sizeof(hits_path), "%s.hits", faults);
+	unlink(hits_path);
 	if (!getenv("KQOS_TEST_KEEP_LOG"))
 		unlink(errlog);
 }
@@ -416,4 +418,37 @@ Test(faults_resctrl, fake_vanishes, .init = setup, .fini = teardown, .timeout = 
 	cr_assert_eq(waitpid(daemon_pid, &status, 0), daemon_pid);
 	daemon_pid = -1;
 	cr_assert(WIFEXITED(status), "kqosd killed by signal %d", WTERMSIG(status));
+}
+
+/* The fake dies, and a new one is mounted at the same place: kqosd goes on on it. */
+Test(faults_resctrl, fake_vanishes_and_comes_back, .init = setup, .fini = teardown, .timeout = 120)
+{
+	char buf[1024];
+
+	if (!live_require_root())
+		return;
+	start_all("");
+	cr_assert(wait_for(be_placed, WAIT_MS), "BE not placed");
+	kill(fs_pid, SIGKILL);
+	waitpid(fs_pid, NULL, 0);
+	fs_pid = -1;
+	fakefs_stop(-1, mnt_dir);
+	cr_assert_neq(daemon_log_wait(errlog, "resctrl unreachable", NULL, WAIT_MS), 0);
+	fs_pid = fakefs_start("skx2s", mnt_dir, faults);
+	cr_assert_gt(fs_pid, 0);
+	slurp("schemata", root_before, sizeof(root_before));
+	group_list(list_before, sizeof(list_before));
+	cr_assert_neq(daemon_log_wait(errlog, "resctrl mounted again", NULL, WAIT_MS), 0,
+		      "the new mount was not taken up");
+	cr_assert(wait_for(be_placed, WAIT_MS), "BE not placed in the new mount's kqos-BE");
+	cr_assert(wait_for(be_schemata_ok, WAIT_MS));
+	cr_assert(alive());
+	/* the first mount's foreign group went with it: the new mount's tree is the reference */
+	cr_assert_eq(daemon_stop(daemon_pid), 0);
+	daemon_pid = -1;
+	slurp("schemata", buf, sizeof(buf));
+	cr_assert_str_eq(buf, root_before);
+	group_list(buf, sizeof(buf));
+	cr_assert_str_eq(buf, list_before);
+	cr_assert(has_pid("tasks", be_pid));
 }
