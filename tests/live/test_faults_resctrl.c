@@ -272,6 +272,11 @@ static bool be_schemata_ok(void)
 	return strstr(buf, "L3:0=f;1=f");
 }
 
+static bool ls_made(void)
+{
+	return exists("kqos-LS");
+}
+
 static bool errors_counted(void)
 {
 	return prom_value("kqos_resctrl_errors_total") >= 3;
@@ -319,7 +324,8 @@ static void fault_then_recover(const char *rules, const char *op, const char *er
 	set_faults("");
 	cr_assert(wait_for(be_placed, WAIT_MS), "BE not placed after the fault cleared");
 	cr_assert(wait_for(be_schemata_ok, WAIT_MS), "BE schemata not written after the fault");
-	cr_assert(exists("kqos-LS"));
+	/* the file may change between the two mkdirs of a pass: LS may come a pass later */
+	cr_assert(wait_for(ls_made, WAIT_MS), "kqos-LS not made after the fault");
 	cr_assert_geq(daemon_log_wait(errlog, "resctrl write works again", want_op, WAIT_MS), 1,
 		      "the recovery is not in the log");
 	cr_assert(alive());
