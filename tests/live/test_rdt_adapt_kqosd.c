@@ -211,7 +211,8 @@ Test(rdt_adapt_kqosd, ls_latency_events_step_be_down_between_ticks, .init = setu
 	/* the first tick creates kqos-BE at koordinator's 0-30 % (f of 7ff) and MB 100 */
 	cr_assert(wait_be("L3:0=f;1=f", "MB:0=100;1=100", 15000), "kqos-BE not at 0-30 %%");
 	live_sleep_ms(500);
-	cr_assert(be_at("L3:0=f;1=f", "MB:0=100;1=100"), "a step before any interference");
+	slurp("kqos-BE/schemata", buf, sizeof(buf));
+	cr_assert(be_at("L3:0=f;1=f", "MB:0=100;1=100"), "a step before any interference: %s", buf);
 
 	t0 = mono_ms();
 	spawn_in("abe", 3, 100); /* BE burns both CPUs and more: LS waits behind it */
