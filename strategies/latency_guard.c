@@ -263,11 +263,9 @@ static bool pod_has_cgroup(const struct snap_pod *sp, uint64_t cgid)
 	return false;
 }
 
-/*
- * The kernel says which cgroup ran before the late switch-in: a wait behind LS itself or a
- * system service is nothing BE can be pushed back for.
- */
-static bool blames_be(const struct snapshot *snap, const struct slo_config *cfg, uint64_t prev_cgid)
+/* The kernel says which cgroup ran before the late switch-in (strategy.h). */
+bool latency_guard_blames_be(const struct snapshot *snap, const struct slo_config *cfg,
+			     uint64_t prev_cgid)
 {
 	for (size_t i = 0; prev_cgid && i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
@@ -287,7 +285,7 @@ static void on_waits(struct guard_state *st, const struct strategy_input *in,
 	for (size_t i = 0; i < in->nr_waits; i++) {
 		const struct wait_event *w = &in->waits[i];
 
-		if (!blames_be(in->snap, in->cfg, w->prev_cgid))
+		if (!latency_guard_blames_be(in->snap, in->cfg, w->prev_cgid))
 			continue;
 		if (w->cpu < CPUMASK_MAX_CPUS)
 			cpumask_set(&st->hot, w->cpu);

@@ -7,6 +7,12 @@
  * above its baseline learned while BE was quiet (where the PMU exists). Bandwidth signal: the
  * node's MBM total at 90 % of mbmPeakBytesPerSecond. It edits the BE group resctrl_qos planned
  * this tick, so it runs after it; without resctrl nothing is planned and nothing changes.
+ *
+ * Between ticks it also reacts to the latency guard's LS_WAIT events: a wait the guard blames
+ * on BE is interference now, and shrinks L3 and MB one step at once on the last tick's plan
+ * (the enforcer then applies the resctrl section), at most once per eventHold since the last
+ * shrink of either kind, within the same floors; it restarts the quiet window like any other
+ * signal, so growing back waits as long.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,9 +25,12 @@ struct adapt {
 	bool has_level; /* l3_end, mb set from a first plan */
 	unsigned int l3_end, mb; /* in force */
 	uint64_t last_change_ns; /* last shrink or grow: a grow waits a quiet window after it */
+	uint64_t last_shrink_ns; /* an event shrinks again only eventHold after it */
+	bool has_shrunk;
 	bool has_prev;
 	double prev_ls, prev_be; /* LLC occupancy bytes at the previous tick */
 	uint64_t shrinks, grows; /* since start */
+	uint64_t event_shrinks, events_held; /* since start: LS latency events acted on, held */
 	bool has_base_cpi, has_base_mpki;
 	double base_cpi, base_mpki; /* LS's, learned while BE is quiet */
 };
@@ -163,6 +172,70 @@ static unsigned int up(unsigned int v, unsigned int step, unsigned int max)
 	return v + step < max ? v + step : max;
 }
 
+/* BE's floors: the configured ones, within what beClass allows. */
+static void floors(const struct rdt_adapt_config *c, const struct rdt_class_config *be,
+		   unsigned int *ret_l3, unsigned int *ret_mb)
+{
+	/* the range must keep a way above its start */
+	*ret_l3 = c->l3_floor_pct > be->cat_start_pct ? c->l3_floor_pct : be->cat_start_pct + 1;
+	if (*ret_l3 > be->cat_end_pct)
+		*ret_l3 = be->cat_end_pct;
+	*ret_mb = c->mb_floor_pct < be->mba_pct ? c->mb_floor_pct : be->mba_pct;
+}
+
+static void set_plan(const struct adapt *a, const struct rdt_class_config *be,
+		     struct plan_rdt_group *g, const char *why)
+{
+	for (unsigned int i = 0; i < g->nr_l3; i++)
+		g->l3[i].end_pct = a->l3_end;
+	for (unsigned int i = 0; i < g->nr_mb; i++)
+		g->mb[i].pct = a->mb;
+	snprintf(g->why, sizeof(g->why), "class BE adapted: L3 %u-%u%% MB %u%% (%s)",
+		 be->cat_start_pct, a->l3_end, a->mb, why);
+}
+
+/* Between ticks: one of the guard's LS waits blamed on BE. */
+static bool event_signal(const struct strategy_input *in)
+{
+	for (size_t i = 0; i < in->nr_waits; i++)
+		if (latency_guard_blames_be(in->snap, in->cfg, in->waits[i].prev_cgid))
+			return true;
+	return false;
+}
+
+/* An LS latency event between ticks: one step down now, unless one was taken just before. */
+static int react(struct adapt *a, const struct strategy_input *in, struct plan_rdt_group *g,
+		 struct strategy_report *rep)
+{
+	const struct rdt_adapt_config *c = &in->cfg->rdt_adapt;
+	const struct rdt_class_config *be = &in->cfg->rdt[RDT_CLASS_BE];
+	unsigned int l3_floor, mb_floor, l3, mb;
+
+	/* before the first tick there is no level to step from */
+	if (!c->event_hold_ns || !a->has_level || !event_signal(in))
+		return 0;
+	if (a->has_shrunk && in->now_ns - a->last_shrink_ns < c->event_hold_ns) {
+		a->events_held++;
+		return 0;
+	}
+	floors(c, be, &l3_floor, &mb_floor);
+	l3 = down(a->l3_end, c->step_pct, l3_floor);
+	mb = down(a->mb, c->step_pct, mb_floor);
+	/* hysteresis: interference restarts the quiet window even at the floor */
+	a->last_change_ns = in->now_ns;
+	if (l3 == a->l3_end && mb == a->mb)
+		return 0;
+	a->l3_end = l3;
+	a->mb = mb;
+	a->shrinks++;
+	a->event_shrinks++;
+	a->last_shrink_ns = in->now_ns;
+	a->has_shrunk = true;
+	set_plan(a, be, g, "LS latency event");
+	rep->rdt_react = true;
+	return 0;
+}
+
 static int decide(void *state, const struct strategy_input *in, struct plan *plan,
 		  struct strategy_report *rep)
 {
@@ -170,17 +243,14 @@ static int decide(void *state, const struct strategy_input *in, struct plan *pla
 	const struct rdt_class_config *be = &in->cfg->rdt[RDT_CLASS_BE];
 	struct plan_rdt_group *g = plan_rdt_get(&plan->rdt, "BE");
 	struct adapt *a = state;
-	/* the range must keep a way above its start */
-	unsigned int l3_floor = c->l3_floor_pct > be->cat_start_pct ? c->l3_floor_pct :
-								      be->cat_start_pct + 1;
-	unsigned int mb_floor = c->mb_floor_pct < be->mba_pct ? c->mb_floor_pct : be->mba_pct;
+	unsigned int l3_floor, mb_floor;
 	bool llc, mbm;
 
-	(void)rep;
-	if (!in->is_tick || !g || !in->snap->rdt_enabled)
+	if (!g || !in->snap->rdt_enabled)
 		return 0;
-	if (l3_floor > be->cat_end_pct)
-		l3_floor = be->cat_end_pct;
+	if (!in->is_tick)
+		return react(a, in, g, rep);
+	floors(c, be, &l3_floor, &mb_floor);
 	if (!a->has_level) {
 		a->l3_end = be->cat_end_pct;
 		a->mb = be->mba_pct;
@@ -198,8 +268,11 @@ static int decide(void *state, const struct strategy_input *in, struct plan *pla
 		unsigned int l3 = llc ? down(a->l3_end, c->step_pct, l3_floor) : a->l3_end;
 		unsigned int mb = mbm ? down(a->mb, c->step_pct, mb_floor) : a->mb;
 
-		if (l3 != a->l3_end || mb != a->mb)
+		if (l3 != a->l3_end || mb != a->mb) {
 			a->shrinks++;
+			a->last_shrink_ns = in->now_ns;
+			a->has_shrunk = true;
+		}
 		a->l3_end = l3;
 		a->mb = mb;
 		/* hysteresis: interference restarts the quiet window even at the floor */
@@ -211,12 +284,7 @@ static int decide(void *state, const struct strategy_input *in, struct plan *pla
 		a->last_change_ns = in->now_ns;
 		a->grows++;
 	}
-	for (unsigned int i = 0; i < g->nr_l3; i++)
-		g->l3[i].end_pct = a->l3_end;
-	for (unsigned int i = 0; i < g->nr_mb; i++)
-		g->mb[i].pct = a->mb;
-	snprintf(g->why, sizeof(g->why), "class BE adapted: L3 %u-%u%% MB %u%% (%s)",
-		 be->cat_start_pct, a->l3_end, a->mb,
+	set_plan(a, be, g,
 		 llc && mbm ? "LLC and MBM interference" :
 		 llc	    ? "LLC interference" :
 		 mbm	    ? "MBM near peak" :
@@ -228,6 +296,7 @@ const struct kqos_strategy resctrl_adapt_strategy = {
 	.name = "resctrl_adapt",
 	.desc = "BE's L3 ways and MB down on LS interference, back up when quiet (Heracles)",
 	.prio = 3, /* after resctrl_qos (4), whose BE group it edits */
+	.reacts = true, /* the guard's LS latency events, between ticks */
 	.enabled = enabled,
 	.init = init,
 	.decide = decide,

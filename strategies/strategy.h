@@ -93,6 +93,9 @@ struct strategy_report {
 	struct plan *reserve;
 	/* on a tick: the eviction strategies' requests for the evictor; NULL between ticks */
 	struct evict_list *evict;
+	/* between ticks: the plan's resctrl section changed (resctrl_adapt on an LS latency
+	 * event), so the resctrl actuator applies it now */
+	bool rdt_react;
 };
 
 struct kqos_strategy {
@@ -124,6 +127,14 @@ extern const struct kqos_strategy memory_evict_strategy;
 extern const struct kqos_strategy cpu_burst_strategy;
 extern const struct kqos_strategy resctrl_qos_strategy;
 extern const struct kqos_strategy resctrl_adapt_strategy;
+
+/*
+ * The latency guard's attribution of an LS wait: the cgroup that ran before the late
+ * switch-in (wait_event.prev_cgid) belongs to a BE pod kqos suppresses. A wait behind LS
+ * itself or a system service is nothing BE can be pushed back for.
+ */
+bool latency_guard_blames_be(const struct snapshot *snap, const struct slo_config *cfg,
+			     uint64_t prev_cgid);
 
 /*
  * The LS cgroups the kernel should watch and their wait targets: every cgroup of an active

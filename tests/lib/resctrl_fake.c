@@ -7,6 +7,7 @@
 /* nftw() is XSI: -std=gnu11 alone does not declare it */
 #define _GNU_SOURCE
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -23,7 +24,7 @@
 #include "resctrl.h"
 
 #define FAKE_MAX_GROUPS 256
-#define FAKE_NR_DOMS	2
+#define FAKE_MAX_DOMS	8
 #define FAKE_PATH_LEN	256
 #define FAKE_L3_BYTES	(22ULL << 20)
 
@@ -31,6 +32,7 @@ struct fake_profile {
 	const char *name;
 	bool is_cdp, is_mbps, is_amd, is_snc, is_mon_only, is_legacy;
 	unsigned int mb_closids;
+	bool has_smba; /* profiles: AMD's */
 };
 
 static const struct fake_profile profiles[] = {
@@ -59,7 +61,7 @@ struct fake_group {
 	int parent; /* MON: its CTRL_MON slot; CTRL_MON: 0 (root is slot 0) */
 	char dir[FAKE_PATH_LEN];
 	struct resctrl_schemata sch;
-	struct fake_counter mon[FAKE_NR_DOMS][RESCTRL_EV_MAX];
+	struct fake_counter mon[FAKE_MAX_DOMS][RESCTRL_EV_MAX]; /* by domain index */
 };
 
 struct fake_task {
@@ -71,7 +73,12 @@ struct fake_task {
 struct resctrl_fake {
 	char root[PATH_MAX];
 	int root_fd;
-	const struct fake_profile *p;
+	const struct fake_profile *p; /* &prof */
+	struct fake_profile prof; /* a profile's, or derived from a served directory's info/ */
+	unsigned int nr_doms;
+	unsigned int dom_ids[FAKE_MAX_DOMS]; /* L3 cache ids, not necessarily contiguous */
+	unsigned int pad; /* schemata names padded to this width */
+	char cpus[64], cpus_list[64]; /* the root group's */
 	uint64_t cbm_mask;
 	unsigned int cbm_len;
 	unsigned int nr_sub; /* SNC nodes per L3 */
@@ -135,10 +142,21 @@ static void gpath(const struct fake_group *g, const char *file, char *buf, size_
 		snprintf(buf, len, "%s/%s", g->dir, file);
 }
 
+/* A cache id's index in f->dom_ids, or -1. */
+static int dom_index(const struct resctrl_fake *f, unsigned int id)
+{
+	unsigned int d;
+
+	for (d = 0; d < f->nr_doms; d++)
+		if (f->dom_ids[d] == id)
+			return (int)d;
+	return -1;
+}
+
 static unsigned int pad_width(const struct resctrl_fake *f)
 {
 	/* the kernel pads names to the longest schema name: CDP-capable L3 -> "L3CODE" */
-	return f->p->is_legacy ? 0 : 6;
+	return f->pad;
 }
 
 static int fmt_schemata(const struct resctrl_fake *f, const struct resctrl_schemata *s,
@@ -211,9 +229,10 @@ static void render_mon(struct resctrl_fake *f, int gi)
 		return;
 	gpath(g, "mon_data", path, sizeof(path));
 	mk(f, path);
-	for (d = 0; d < FAKE_NR_DOMS; d++) {
+	for (d = 0; d < (int)f->nr_doms; d++) {
 		gpath(g, "mon_data", path, sizeof(path));
-		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/mon_L3_%02d", d);
+		snprintf(path + strlen(path), sizeof(path) - strlen(path), "/mon_L3_%02u",
+			 f->dom_ids[d]);
 		mk(f, path);
 		for (ev = 0; ev < RESCTRL_EV_MAX; ev++) {
 			const struct fake_counter *c = &g->mon[d][ev];
@@ -229,7 +248,7 @@ static void render_mon(struct resctrl_fake *f, int gi)
 				uint64_t part = v / f->nr_sub + (s < v % f->nr_sub);
 
 				snprintf(file, sizeof(file), "%s/mon_sub_L3_%02u", path,
-					 d * f->nr_sub + s);
+					 f->dom_ids[d] * f->nr_sub + s);
 				mk(f, file);
 				snprintf(file + strlen(file), sizeof(file) - strlen(file), "/%s",
 					 resctrl_event_name(ev));
@@ -296,9 +315,9 @@ static void render_group(struct resctrl_fake *f, int gi)
 	char path[FAKE_PATH_LEN + 32];
 
 	gpath(g, "cpus", path, sizeof(path));
-	put(f, path, gi ? "0000\n" : "ffff\n");
+	put(f, path, "%s\n", gi ? "0000" : f->cpus);
 	gpath(g, "cpus_list", path, sizeof(path));
-	put(f, path, gi ? "\n" : "0-15\n");
+	put(f, path, "%s\n", gi ? "" : f->cpus_list);
 	if (!g->is_mon) {
 		gpath(g, "mode", path, sizeof(path));
 		put(f, path, "shareable\n");
@@ -322,16 +341,18 @@ static void default_schemata(const struct resctrl_fake *f, struct resctrl_schema
 	memset(s, 0, sizeof(*s));
 	if (f->p->is_mon_only)
 		return;
-	for (d = 0; d < FAKE_NR_DOMS; d++) {
+	for (d = 0; d < f->nr_doms; d++) {
+		unsigned int id = f->dom_ids[d];
+
 		if (f->p->is_cdp) {
-			resctrl_sline_set(&s->res[RESCTRL_RES_L3CODE], d, f->cbm_mask);
-			resctrl_sline_set(&s->res[RESCTRL_RES_L3DATA], d, f->cbm_mask);
+			resctrl_sline_set(&s->res[RESCTRL_RES_L3CODE], id, f->cbm_mask);
+			resctrl_sline_set(&s->res[RESCTRL_RES_L3DATA], id, f->cbm_mask);
 		} else {
-			resctrl_sline_set(&s->res[RESCTRL_RES_L3], d, f->cbm_mask);
+			resctrl_sline_set(&s->res[RESCTRL_RES_L3], id, f->cbm_mask);
 		}
-		resctrl_sline_set(&s->res[RESCTRL_RES_MB], d, mb);
-		if (f->p->is_amd)
-			resctrl_sline_set(&s->res[RESCTRL_RES_SMBA], d, mb);
+		resctrl_sline_set(&s->res[RESCTRL_RES_MB], id, mb);
+		if (f->p->has_smba)
+			resctrl_sline_set(&s->res[RESCTRL_RES_SMBA], id, mb);
 	}
 }
 
@@ -452,6 +473,15 @@ int resctrl_fake__new(const char *profile, struct resctrl_fake **ret)
 		err = -EINVAL;
 		goto err_free;
 	}
+	f->prof = *f->p;
+	f->prof.has_smba = f->prof.is_amd;
+	f->p = &f->prof;
+	f->nr_doms = 2;
+	f->dom_ids[0] = 0;
+	f->dom_ids[1] = 1;
+	f->pad = f->p->is_legacy ? 0 : 6;
+	snprintf(f->cpus, sizeof(f->cpus), "ffff");
+	snprintf(f->cpus_list, sizeof(f->cpus_list), "0-15");
 	f->cbm_mask = f->p->is_amd ? 0xffff : 0x7ff;
 	f->cbm_len = f->p->is_amd ? 16 : 11;
 	f->nr_sub = f->p->is_snc ? 2 : 0;
@@ -481,6 +511,278 @@ int resctrl_fake__new(const char *profile, struct resctrl_fake **ret)
 	*ret = f;
 	return 0;
 err_free:
+	resctrl_fake__free(f);
+	return err;
+}
+
+/* Copy the regular files and directories under sfd into dfd (symlinks and the rest skipped). */
+static int copy_tree(int sfd, int dfd)
+{
+	struct dirent *de;
+	int err = 0;
+	DIR *d;
+
+	d = fdopendir(dup(sfd));
+	if (!d)
+		return -errno;
+	while (!err && (de = readdir(d))) {
+		struct stat st;
+		int s = -1, t = -1;
+
+		if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+			continue;
+		if (fstatat(sfd, de->d_name, &st, AT_SYMLINK_NOFOLLOW))
+			continue;
+		if (S_ISDIR(st.st_mode)) {
+			if (mkdirat(dfd, de->d_name, 0755) && errno != EEXIST) {
+				err = -errno;
+				break;
+			}
+			s = openat(sfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			t = openat(dfd, de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+			err = s < 0 || t < 0 ? -errno : copy_tree(s, t);
+		} else if (S_ISREG(st.st_mode)) {
+			char buf[8192];
+			ssize_t n;
+
+			s = openat(sfd, de->d_name, O_RDONLY | O_CLOEXEC);
+			t = openat(dfd, de->d_name, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+			if (s < 0 || t < 0)
+				err = -errno;
+			while (!err && (n = read(s, buf, sizeof(buf))) > 0)
+				if (write(t, buf, n) != n)
+					err = -EIO;
+		}
+		if (s >= 0)
+			close(s);
+		if (t >= 0)
+			close(t);
+	}
+	closedir(d);
+	return err;
+}
+
+/* A small file of dfd into buf, newline stripped; 0 or -errno. */
+static int slurp_at(int dfd, const char *path, char *buf, size_t len)
+{
+	ssize_t n;
+	int fd;
+
+	fd = openat(dfd, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -EIO;
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+/* The kernel pads every name to one width: the colon's column of the widest line. */
+static unsigned int schemata_pad(const char *text)
+{
+	unsigned int pad = 0;
+	const char *l;
+
+	for (l = text; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
+		const char *colon = strchr(l, ':'), *nl = strchr(l, '\n');
+
+		if (colon && (!nl || colon < nl) && (unsigned int)(colon - l) > pad)
+			pad = (unsigned int)(colon - l);
+	}
+	return pad;
+}
+
+/* SNC: how many mon_sub_L3_YY a mon_L3_XX holds in the served tree. */
+static unsigned int count_sub(int dfd, unsigned int id)
+{
+	char path[64];
+	struct dirent *de;
+	unsigned int n = 0;
+	DIR *d;
+	int fd;
+
+	snprintf(path, sizeof(path), "mon_data/mon_L3_%02u", id);
+	fd = openat(dfd, path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	d = fdopendir(fd);
+	if (!d) {
+		close(fd);
+		return 0;
+	}
+	while ((de = readdir(d)))
+		n += !strncmp(de->d_name, "mon_sub_L3_", 11);
+	closedir(d);
+	return n;
+}
+
+/* The root's counters as the served directory's mon_data has them. */
+static void import_mon(struct resctrl_fake *f)
+{
+	static const char *const texts[] = { [RESCTRL_MON_UNAVAILABLE] = "Unavailable",
+					     [RESCTRL_MON_ERROR] = "Error",
+					     [RESCTRL_MON_UNASSIGNED] = "Unassigned" };
+	char path[96], buf[64];
+	unsigned int d;
+	int ev, err;
+
+	for (d = 0; d < f->nr_doms; d++)
+		for (ev = 0; ev < RESCTRL_EV_MAX; ev++) {
+			struct fake_counter *c = &f->g[0].mon[d][ev];
+			enum resctrl_mon_state st;
+			uint64_t v;
+
+			snprintf(path, sizeof(path), "mon_data/mon_L3_%02u/%s", f->dom_ids[d],
+				 resctrl_event_name(ev));
+			if (slurp_at(f->root_fd, path, buf, sizeof(buf)))
+				continue;
+			/* -ENODATA with a state for "Unavailable" and the like */
+			err = resctrl_mon_parse(buf, &v, &st);
+			if (!err)
+				c->bytes = v;
+			else if (err == -ENODATA && st < sizeof(texts) / sizeof(texts[0]))
+				c->text = texts[st];
+		}
+}
+
+/* What the profiles hard-code, read back from info/ and the root schemata instead. */
+static int derive_profile(struct resctrl_fake *f, const char *sch_text)
+{
+	const struct resctrl_caps *c = &f->caps;
+	const struct resctrl_res_info *l3 =
+		&c->res[c->has_l3_cdp ? RESCTRL_RES_L3CODE : RESCTRL_RES_L3];
+	unsigned int d;
+
+	f->prof = (struct fake_profile){
+		.name = "dir",
+		.is_cdp = c->has_l3_cdp,
+		.is_mbps = c->has_mba_mbps,
+		.is_amd = c->is_amd,
+		.is_mon_only = !c->has_alloc,
+		.mb_closids = c->res[RESCTRL_RES_MB].num_closids,
+		.has_smba = c->res[RESCTRL_RES_SMBA].is_present,
+	};
+	f->p = &f->prof;
+	if (c->nr_domains > FAKE_MAX_DOMS)
+		return -E2BIG;
+	if (!c->nr_domains)
+		return -ENOENT; /* no cache id in the root schemata nor in mon_data */
+	f->nr_doms = c->nr_domains;
+	for (d = 0; d < f->nr_doms; d++)
+		f->dom_ids[d] = c->domain_ids[d];
+	f->cbm_mask = l3->is_present ? l3->cbm_mask : 0x7ff;
+	f->cbm_len = l3->is_present && l3->cbm_len ? l3->cbm_len : 11;
+	f->pad = sch_text[0] ? schemata_pad(sch_text) : 6;
+	f->nr_sub = count_sub(f->root_fd, f->dom_ids[0]);
+	f->prof.is_snc = f->nr_sub > 0;
+	return 0;
+}
+
+/* Copy what the tree serves from dir: info/, the root's schemata, cpus and mon_data. */
+static int copy_served(struct resctrl_fake *f, int src, char *sch_text, size_t len)
+{
+	char mbps_ev[64];
+	int s = -1, t = -1, err;
+
+	s = openat(src, "info", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (s < 0)
+		return -errno; /* -ENOENT: not a resctrl tree */
+	err = mk(f, "info");
+	t = err ? -1 : openat(f->root_fd, "info", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!err)
+		err = t < 0 ? -errno : copy_tree(s, t);
+	close(s);
+	if (t >= 0)
+		close(t);
+	s = openat(src, "mon_data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!err && s >= 0) {
+		err = mk(f, "mon_data");
+		t = err ? -1 : openat(f->root_fd, "mon_data", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (!err)
+			err = t < 0 ? -errno : copy_tree(s, t);
+		if (t >= 0)
+			close(t);
+	}
+	if (s >= 0)
+		close(s);
+	if (err)
+		return err;
+	sch_text[0] = '\0';
+	s = openat(src, "schemata", O_RDONLY | O_CLOEXEC);
+	if (s >= 0) {
+		ssize_t n = read(s, sch_text, len - 1);
+
+		close(s);
+		sch_text[n > 0 ? n : 0] = '\0';
+		err = put(f, "schemata", "%s", sch_text);
+	}
+	/* MBps mode shows in the root's mba_MBps_event, which caps read */
+	if (!err && !slurp_at(src, "mba_MBps_event", mbps_ev, sizeof(mbps_ev)))
+		err = put(f, "mba_MBps_event", "%s\n", mbps_ev);
+	if (slurp_at(src, "cpus", f->cpus, sizeof(f->cpus)))
+		snprintf(f->cpus, sizeof(f->cpus), "ffff");
+	if (slurp_at(src, "cpus_list", f->cpus_list, sizeof(f->cpus_list)))
+		snprintf(f->cpus_list, sizeof(f->cpus_list), "0-15");
+	return err ? err : put(f, "info/last_cmd_status", "ok\n");
+}
+
+int resctrl_fake__new_dir(const char *dir, struct resctrl_fake **ret)
+{
+	char sch_text[4096];
+	struct resctrl_fake *f;
+	const char *tmp;
+	int src, err;
+
+	src = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (src < 0)
+		return -errno;
+	f = calloc(1, sizeof(*f));
+	if (!f) {
+		close(src);
+		return -ENOMEM;
+	}
+	f->root_fd = -1;
+	tmp = getenv("TMPDIR");
+	snprintf(f->root, sizeof(f->root), "%s/kqos-resctrl-XXXXXX", tmp && *tmp ? tmp : "/tmp");
+	if (!mkdtemp(f->root)) {
+		err = -errno;
+		f->root[0] = '\0';
+		goto err_free;
+	}
+	f->root_fd = open(f->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (f->root_fd < 0) {
+		err = -errno;
+		goto err_free;
+	}
+	err = copy_served(f, src, sch_text, sizeof(sch_text));
+	if (!err)
+		err = resctrl_caps_read(f->root_fd, &f->caps);
+	if (!err)
+		err = derive_profile(f, sch_text);
+	if (err)
+		goto err_free;
+	f->g[0].is_used = true;
+	strcpy(f->g[0].dir, ".");
+	/* the root keeps what the directory gave it; what it lacks is the kernel's default */
+	if (f->caps.has_alloc && (!sch_text[0] || resctrl_schemata_parse(sch_text, &f->g[0].sch)))
+		default_schemata(f, &f->g[0].sch);
+	import_mon(f);
+	f->tasks = calloc(1, sizeof(*f->tasks));
+	if (!f->tasks) {
+		err = -ENOMEM;
+		goto err_free;
+	}
+	f->tasks[0] = (struct fake_task){ .tid = 1, .ctrl = 0, .mon = -1 };
+	f->nr_tasks = f->cap_tasks = 1;
+	render_group(f, 0);
+	close(src);
+	*ret = f;
+	return 0;
+err_free:
+	close(src);
 	resctrl_fake__free(f);
 	return err;
 }
@@ -639,7 +941,7 @@ static int fake_rmdir(void *ctx, int root_fd, const char *path)
 /* Stage every line, apply only if all pass: a failed write changes nothing. */
 static int write_schemata(struct resctrl_fake *f, int gi, char *buf)
 {
-	bool seen[RESCTRL_RES_MAX][FAKE_NR_DOMS] = { { false } };
+	bool seen[RESCTRL_RES_MAX][FAKE_MAX_DOMS] = { { false } };
 	struct resctrl_schemata next = f->g[gi].sch;
 	char msg[RESCTRL_STATUS_LEN] = "", *line, *save = NULL;
 
@@ -652,7 +954,7 @@ static int write_schemata(struct resctrl_fake *f, int gi, char *buf)
 		enum resctrl_res res;
 		unsigned long id;
 		uint64_t val;
-		int err;
+		int err, di;
 
 		if (!colon) {
 			status(f, "Missing ':'");
@@ -695,14 +997,15 @@ static int write_schemata(struct resctrl_fake *f, int gi, char *buf)
 				dom++;
 			for (end = dom + strlen(dom); end > dom && end[-1] == ' ';)
 				*--end = '\0';
-			if (id >= FAKE_NR_DOMS)
+			di = id > UINT_MAX ? -1 : dom_index(f, (unsigned int)id);
+			if (di < 0)
 				return -EINVAL; /* the kernel has no text for an unknown domain */
-			if (seen[res][id]) {
+			if (seen[res][di]) {
 				snprintf(msg, sizeof(msg), "Duplicate domain %lu", id);
 				status(f, msg);
 				return -EINVAL;
 			}
-			seen[res][id] = true;
+			seen[res][di] = true;
 			errno = 0;
 			val = *dom && *dom != '-' ? strtoull(dom, &end, ri->is_cache ? 16 : 10) : 0;
 			if (!*dom || *dom == '-' || *end || errno) {
@@ -849,12 +1152,12 @@ int resctrl_fake__set_num_rmids(struct resctrl_fake *f, unsigned int nr)
 static struct fake_counter *counter(struct resctrl_fake *f, const char *group,
 				    enum resctrl_event ev, unsigned int dom, int *ret_gi)
 {
-	int gi = find_group(f, group, strlen(group));
+	int gi = find_group(f, group, strlen(group)), di = dom_index(f, dom);
 
-	if (gi < 0 || dom >= FAKE_NR_DOMS || ev >= RESCTRL_EV_MAX)
+	if (gi < 0 || di < 0 || ev >= RESCTRL_EV_MAX)
 		return NULL;
 	*ret_gi = gi;
-	return &f->g[gi].mon[dom][ev];
+	return &f->g[gi].mon[di][ev];
 }
 
 static void render_mon_up(struct resctrl_fake *f, int gi)
@@ -935,4 +1238,9 @@ unsigned int resctrl_fake__nr_limbo(const struct resctrl_fake *f)
 void resctrl_fake__age_limbo(struct resctrl_fake *f)
 {
 	f->nr_limbo = 0;
+}
+
+void resctrl_fake__set_status(struct resctrl_fake *f, const char *msg)
+{
+	status(f, msg);
 }

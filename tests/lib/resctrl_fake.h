@@ -19,6 +19,16 @@ extern const char *const resctrl_fake_profiles[];
 
 /* profile NULL = "skx2s". -EINVAL for an unknown profile. */
 int resctrl_fake__new(const char *profile, struct resctrl_fake **ret);
+/*
+ * Serve a copy of any resctrl tree: dir's info/, root schemata, cpus and mon_data (e.g. a
+ * profile's tree kept by scripts/fake-resctrl.sh, or one written by hand). The kernel's rules
+ * then come from what info/ says: CBM length and min_cbm_bits, num_closids, MB min/gran/
+ * delay_linear or MBps, CDP from L3CODE/L3DATA, num_rmids, cache ids from the root schemata
+ * (else mon_data), SNC from mon_sub_L3_*. Names are padded as the root schemata pads them;
+ * the legacy-fmt profile's quirks (zero-padded masks, lower-case wording) are not inferred.
+ * -ENOENT without info/ or without any cache id; dir itself is never written.
+ */
+int resctrl_fake__new_dir(const char *dir, struct resctrl_fake **ret);
 /* Removes the temp tree unless resctrl_fake__keep() was called. NULL-safe. */
 void resctrl_fake__free(struct resctrl_fake *f);
 /* Leave the tree on disk after __free (scripts/fake-resctrl.sh). */
@@ -45,6 +55,8 @@ int resctrl_fake__set_mon_state(struct resctrl_fake *f, const char *group, enum 
 /* Every counter of the group back to 0, as when its RMID is reallocated. */
 int resctrl_fake__reset_counters(struct resctrl_fake *f, const char *group);
 /* Freed RMIDs wait in limbo (mkdir -> EBUSY when nothing else is free) until aged. */
+/* info/last_cmd_status as a failed command leaves it (NULL or "" = "ok"): fault injection. */
+void resctrl_fake__set_status(struct resctrl_fake *f, const char *msg);
 unsigned int resctrl_fake__nr_limbo(const struct resctrl_fake *f);
 void resctrl_fake__age_limbo(struct resctrl_fake *f);
 

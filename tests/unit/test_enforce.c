@@ -12,6 +12,7 @@
 #include "enforce.h"
 #include "fake_cgroup.h"
 #include "log.h"
+#include "resctrl_fake.h"
 
 #define BE  "/kubepods/besteffort"
 #define POD "/kubepods/besteffort/pod1"
@@ -222,4 +223,61 @@ Test(enforce, weight_policy_lowers_be_shares_without_a_quota)
 	cr_assert_eq(enforcer__restore(e), 0);
 	expect(BE, "cpu.weight", "100");
 	enforcer__free(e);
+}
+
+/*
+ * resctrl_adapt on the event path: an LS wait the guard blames on BE steps kqos-BE down at
+ * once, written by the resctrl actuator between ticks (the fake resctrl backend, skx2s: 7ff).
+ */
+Test(enforce, ls_latency_event_shrinks_be_resctrl_between_ticks)
+{
+	static const char policy[] = "{\"resourceQOSStrategy\":{\"beClass\":{\"resctrlQOS\":"
+				     "{\"enable\":true}}}}";
+	static const char kqos[] = "{\"latencyGuard\":{\"enable\":true},"
+				   "\"resctrlAdapt\":{\"enable\":true}}";
+	struct wait_event w = { .cgid = 77, .wait_ns = 5000000, .prev_cgid = 55, .cpu = 1 };
+	struct enforce_opts o = { .cgroup_root = fake_cg__root(fc),
+				  .state_dir = state_dir,
+				  .policy_json = policy,
+				  .kqos_json = kqos };
+	struct enforcer_now now = { .waits = &w, .nr_waits = 1 };
+	struct snap_enforce se = { 0 };
+	struct resctrl_fake *rf;
+	struct enforcer *e = NULL;
+	struct resctrl *r;
+	char path[PATH_MAX], buf[256];
+	FILE *f;
+	size_t n;
+
+	cr_assert_eq(resctrl_fake__new("skx2s", &rf), 0);
+	cr_assert_eq(resctrl_fake__open(rf, &r), 0);
+	o.resctrl = r;
+	cr_assert_eq(enforcer__new(&o, &e), 0);
+	snap->rdt_enabled = true;
+	snap->pods[0].cgid = 55;
+	snap->mono_ns = 1000000000ULL;
+	cr_assert_eq(enforcer__tick(e, snap, &se), 0);
+	snprintf(path, sizeof(path), "%s/kqos-BE/schemata", resctrl_fake__root(rf));
+	f = fopen(path, "r");
+	cr_assert_not_null(f, "kqos-BE not created");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	cr_assert(strstr(buf, "L3:0=f;1=f"), "BE at 0-30 %%: %s", buf);
+
+	now.mono_ns = snap->mono_ns + 300000000ULL;
+	w.ts_ns = now.mono_ns;
+	cr_assert_eq(enforcer__react(e, snap, &now, &se), 0);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	/* 0-20 % of 11 ways = 3 ways; MB 100 -> 90 */
+	cr_assert(strstr(buf, "L3:0=7;1=7"), "BE one step down: %s", buf);
+	cr_assert(strstr(buf, "MB:0=90;1=90"), "%s", buf);
+	cr_assert_eq(enforcer__restore(e), 0);
+	enforcer__free(e);
+	resctrl_close(r);
+	resctrl_fake__free(rf);
 }

@@ -200,3 +200,186 @@ Test(resctrl_adapt, ls_mpki_over_its_quiet_baseline_shrinks_l3)
 	cr_assert_eq(l3, 40);
 	snap->pods[0].pod = NULL; /* static pod: not the snapshot's to free */
 }
+
+/* --- LS latency events between ticks (the latency guard's LS_WAIT) ------------------------ */
+
+#define LS_CG 100
+#define BE_CG 200
+#define MS    1000000ULL
+
+static struct pod ev_ls = { .uid = "ls",
+			    .qos = POD_QOS_LS,
+			    .k8s_qos = POD_K8S_QOS_BURSTABLE,
+			    .is_active = true };
+static struct pod ev_be = { .uid = "be",
+			    .qos = POD_QOS_BE,
+			    .k8s_qos = POD_K8S_QOS_BESTEFFORT,
+			    .is_active = true };
+
+/* An LS pod and a BE pod the guard can blame, and a quiet tick at 0 s: 50 % and 80 %. */
+static void events_setup(void)
+{
+	unsigned int l3, mb;
+
+	setup();
+	snap->pods = calloc(2, sizeof(*snap->pods));
+	snap->nr_pods = 2;
+	snap->pods[0] = (struct snap_pod){ .pod = &ev_ls, .cgid = LS_CG };
+	snap->pods[1] = (struct snap_pod){ .pod = &ev_be, .cgid = BE_CG };
+	tick(0, 20, 4, 1, &l3, &mb);
+	cr_assert_eq(l3, 50);
+	cr_assert_eq(mb, 80);
+}
+
+static void events_teardown(void)
+{
+	snap->pods[0].pod = snap->pods[1].pod = NULL; /* static pods: not the snapshot's */
+	teardown();
+}
+
+/*
+ * One LS wait at @t_ms behind @prev (a cgroup id) between ticks, decided on the last tick's
+ * plan as the enforcer does; BE's L3 end and MB back. Returns whether it asks for a write.
+ */
+static bool event(unsigned int t_ms, uint64_t prev, unsigned int *ret_l3, unsigned int *ret_mb)
+{
+	struct wait_event w = {
+		.cgid = LS_CG, .wait_ns = 5 * MS, .ts_ns = t_ms * MS, .prev_cgid = prev, .cpu = 1
+	};
+	struct strategy_input in = {
+		.snap = snap, .cfg = &cfg, .now_ns = t_ms * MS, .waits = &w, .nr_waits = 1
+	};
+	struct strategy_report rep = { 0 };
+	const struct plan_rdt_group *be;
+
+	cr_assert(resctrl_adapt_strategy.reacts, "asked between ticks");
+	plan.strategy = "resctrl_adapt";
+	cr_assert_eq(resctrl_adapt_strategy.decide(state, &in, &plan, &rep), 0);
+	be = plan_rdt_find(&plan.rdt, "BE");
+	cr_assert_not_null(be);
+	*ret_l3 = be->l3[0].end_pct;
+	*ret_mb = be->mb[0].pct;
+	return rep.rdt_react;
+}
+
+Test(resctrl_adapt_events, one_blamed_wait_shrinks_one_step_at_once, .init = events_setup,
+     .fini = events_teardown)
+{
+	const struct plan_rdt_group *be;
+	unsigned int l3, mb;
+
+	cr_assert_eq(cfg.rdt_adapt.event_hold_ns, 2 * SEC, "default hold");
+	cr_assert(event(300, BE_CG, &l3, &mb), "the resctrl section changed: apply it now");
+	cr_assert_eq(l3, 40);
+	cr_assert_eq(mb, 70);
+	be = plan_rdt_find(&plan.rdt, "BE");
+	cr_assert(strstr(be->why, "LS latency event"), "%s", be->why);
+	/* the next tick keeps the level: the event restarted the quiet window */
+	tick(1, 20, 4, 1, &l3, &mb);
+	cr_assert_eq(l3, 40);
+	cr_assert_eq(mb, 70);
+}
+
+Test(resctrl_adapt_events, waits_not_blamed_on_be_change_nothing, .init = events_setup,
+     .fini = events_teardown)
+{
+	unsigned int l3, mb;
+
+	/* behind LS itself, behind the idle task, behind a cgroup that is no pod */
+	cr_assert_not(event(100, LS_CG, &l3, &mb));
+	cr_assert_not(event(200, 0, &l3, &mb));
+	cr_assert_not(event(300, 999, &l3, &mb));
+	cr_assert_eq(l3, 50);
+	cr_assert_eq(mb, 80);
+}
+
+Test(resctrl_adapt_events, repeated_events_within_the_hold_do_not_over_shrink, .init = events_setup,
+     .fini = events_teardown)
+{
+	unsigned int l3, mb;
+
+	cr_assert(event(300, BE_CG, &l3, &mb));
+	/* a burst of waits: held until 2 s after the shrink */
+	for (unsigned int t = 310; t < 2300; t += 10)
+		cr_assert_not(event(t, BE_CG, &l3, &mb), "at %u ms", t);
+	cr_assert_eq(l3, 40);
+	cr_assert_eq(mb, 70);
+	cr_assert(event(2300, BE_CG, &l3, &mb), "the hold is over");
+	cr_assert_eq(l3, 30);
+	cr_assert_eq(mb, 60);
+}
+
+Test(resctrl_adapt_events, a_tick_shrink_holds_events_too, .init = events_setup,
+     .fini = events_teardown)
+{
+	unsigned int l3, mb;
+
+	/* the tick's LLC signal at 1 s takes a step; a wait 0.5 s later takes no second one */
+	tick(1, 15, 6, 1, &l3, &mb);
+	cr_assert_eq(l3, 40);
+	cr_assert_not(event(1500, BE_CG, &l3, &mb));
+	cr_assert_eq(l3, 40);
+	cr_assert_eq(mb, 80);
+	cr_assert(event(3000, BE_CG, &l3, &mb));
+	cr_assert_eq(l3, 30);
+	cr_assert_eq(mb, 70);
+}
+
+Test(resctrl_adapt_events, floor_respected, .init = events_setup, .fini = events_teardown)
+{
+	unsigned int l3, mb, writes = 0;
+
+	/* one blamed wait every hold: L3 50 -> 20 in 3 steps, MB 80 -> 40 in 4, then nothing */
+	for (unsigned int i = 1; i <= 8; i++)
+		writes += event(i * 2100, BE_CG, &l3, &mb);
+	cr_assert_eq(l3, 20, "l3FloorPercent");
+	cr_assert_eq(mb, 40, "mbFloorPercent");
+	cr_assert_eq(writes, 4, "no write once both are at their floor");
+}
+
+Test(resctrl_adapt_events, regrows_after_quiet_windows, .init = events_setup,
+     .fini = events_teardown)
+{
+	unsigned int l3, mb;
+
+	cr_assert(event(500, BE_CG, &l3, &mb));
+	/* quiet ticks: nothing until 10 s (quietPeriod) after the event, then one step a window */
+	for (unsigned int t = 1; t <= 10; t++) {
+		tick(t, 20, 4, 1, &l3, &mb);
+		cr_assert_eq(l3, 40, "at %u s", t);
+	}
+	tick(11, 20, 4, 1, &l3, &mb);
+	cr_assert_eq(l3, 50);
+	cr_assert_eq(mb, 80);
+	/* at the floor, an event still restarts the quiet window: hysteresis, no oscillation */
+	cfg.rdt_adapt.step_pct = 50;
+	cr_assert(event(12000, BE_CG, &l3, &mb));
+	cr_assert_eq(l3, 20);
+	cr_assert_not(event(20000, BE_CG, &l3, &mb), "at the floor");
+	tick(29, 20, 4, 1, &l3, &mb);
+	cr_assert_eq(l3, 20, "9 s after the last event: still down");
+	tick(30, 20, 4, 1, &l3, &mb);
+	cr_assert_eq(l3, 50, "grown back one (50 %) step after a full quiet window");
+}
+
+Test(resctrl_adapt_events, nothing_without_rdt_or_with_the_hold_off, .init = events_setup,
+     .fini = events_teardown)
+{
+	struct wait_event w = { .cgid = LS_CG, .wait_ns = 5 * MS, .prev_cgid = BE_CG };
+	struct strategy_input in = {
+		.snap = snap, .cfg = &cfg, .now_ns = 500 * MS, .waits = &w, .nr_waits = 1
+	};
+	struct strategy_report rep = { 0 };
+	unsigned int l3, mb;
+
+	cfg.rdt_adapt.event_hold_ns = 0;
+	cr_assert_not(event(500, BE_CG, &l3, &mb), "eventHold 0: ticks only");
+	cr_assert_eq(l3, 50);
+	cfg.rdt_adapt.event_hold_ns = 2 * SEC;
+	/* no resctrl: resctrl_qos planned no group, so the event has nothing to edit */
+	snap->rdt_enabled = false;
+	plan_reset(&plan);
+	cr_assert_eq(resctrl_adapt_strategy.decide(state, &in, &plan, &rep), 0);
+	cr_assert_not(rep.rdt_react);
+	cr_assert_eq(plan.rdt.nr_groups, 0);
+}

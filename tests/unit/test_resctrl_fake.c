@@ -352,3 +352,68 @@ Test(resctrl_fake, keep_leaves_the_tree_on_disk)
 	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
 	cr_assert_eq(system(cmd), 0);
 }
+
+/* --- serving a directory (resctrl_fake__new_dir) ----------------------------------------- */
+
+static void slurp_root(const struct resctrl_fake *f, const char *rel, char *buf, size_t len)
+{
+	char path[4096];
+	size_t n = 0;
+	FILE *fp;
+
+	snprintf(path, sizeof(path), "%s/%s", resctrl_fake__root(f), rel);
+	fp = fopen(path, "r");
+	if (fp) {
+		n = fread(buf, 1, len - 1, fp);
+		fclose(fp);
+	}
+	buf[n] = '\0';
+}
+
+/* Every profile's tree, served from a directory, is the same resctrl to the library. */
+Test(resctrl_fake_dir, every_profile_round_trips)
+{
+	for (size_t i = 0; resctrl_fake_profiles[i]; i++) {
+		const char *name = resctrl_fake_profiles[i];
+		struct resctrl *r1, *r2;
+		struct resctrl_fake *src, *dup;
+		char a[4096], b[4096];
+
+		cr_assert_eq(resctrl_fake__new(name, &src), 0);
+		cr_assert_eq(resctrl_fake__new_dir(resctrl_fake__root(src), &dup), 0, "%s", name);
+		cr_assert_eq(resctrl_fake__open(src, &r1), 0);
+		cr_assert_eq(resctrl_fake__open(dup, &r2), 0, "%s", name);
+		cr_assert_eq(memcmp(resctrl_caps(r1), resctrl_caps(r2),
+				    sizeof(struct resctrl_caps)),
+			     0, "%s: caps differ", name);
+		slurp_root(src, "schemata", a, sizeof(a));
+		slurp_root(dup, "schemata", b, sizeof(b));
+		cr_assert_str_eq(b, a, "%s", name);
+		slurp_root(src, "mon_data/mon_L3_01/llc_occupancy", a, sizeof(a));
+		slurp_root(dup, "mon_data/mon_L3_01/llc_occupancy", b, sizeof(b));
+		cr_assert_str_eq(b, a, "%s", name);
+		/* a group made on the copy looks like one made on the profile */
+		if (resctrl_caps(r1)->has_alloc) {
+			cr_assert_eq(resctrl_group_create(r1, "g"), 0);
+			cr_assert_eq(resctrl_group_create(r2, "g"), 0, "%s", name);
+			slurp_root(src, "g/schemata", a, sizeof(a));
+			slurp_root(dup, "g/schemata", b, sizeof(b));
+			cr_assert_str_eq(b, a, "%s", name);
+		}
+		resctrl_close(r1);
+		resctrl_close(r2);
+		resctrl_fake__free(dup);
+		resctrl_fake__free(src);
+	}
+}
+
+Test(resctrl_fake_dir, not_a_resctrl_tree)
+{
+	char dir[] = "/tmp/kqos-notrdt-XXXXXX";
+	struct resctrl_fake *f = NULL;
+
+	cr_assert_not_null(mkdtemp(dir));
+	cr_assert_eq(resctrl_fake__new_dir(dir, &f), -ENOENT);
+	cr_assert_eq(resctrl_fake__new_dir("/nonexistent-kqos", &f), -ENOENT);
+	rmdir(dir);
+}

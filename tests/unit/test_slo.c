@@ -225,6 +225,17 @@ Test(slo, resctrl_adapt_keys)
 	cr_assert_eq(cfg.rdt_adapt.l3_floor_pct, 15);
 	cr_assert_eq(cfg.rdt_adapt.quiet_ns, 5000000000ULL);
 	cr_assert_eq(cfg.rdt_adapt.mbm_peak_bps, 20000000000ULL);
+	/* documented keys, once refused as unknown */
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"cpiRisePercent\": 0, "
+				 "\"mpkiRisePercent\": 50}}"),
+		     0, "%s", err);
+	cr_assert_eq(cfg.rdt_adapt.cpi_rise_pct, 0);
+	cr_assert_eq(cfg.rdt_adapt.mpki_rise_pct, 50);
+	cr_assert_eq(cfg.rdt_adapt.event_hold_ns, 2000000000ULL, "default eventHold");
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"eventHold\": \"0s\"}}"), 0, "%s", err);
+	cr_assert_eq(cfg.rdt_adapt.event_hold_ns, 0);
+	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"eventHold\": \"2h\"}}"), -EINVAL);
+	cr_assert_str_eq(err, "strategies.resctrlAdapt.eventHold: duration out of range");
 	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"stepPercent\": 0}}"), -EINVAL);
 	cr_assert_str_eq(err, "strategies.resctrlAdapt.stepPercent: 0 out of range [1, 50]");
 	cr_assert_eq(parse(NULL, "{\"resctrlAdapt\": {\"floor\": 1}}"), -EINVAL);

@@ -28,6 +28,7 @@ struct enforcer {
 	struct actuator *act;
 	struct resctrl *r; /* NULL: no resctrl control */
 	bool owns_r;
+	char *rdt_root; /* where e->r was opened, to open it again after it vanished */
 	struct rdtact *rdt;
 	struct slo_config cfg;
 	bool dry_run;
@@ -36,6 +37,9 @@ struct enforcer {
 	size_t nr_slots;
 	struct plan plan;
 	struct plan base; /* the last tick's plan before any tightening: what reactions start from */
+	/* the last resctrl plan applied: base lacks it (resctrl_qos runs after the tightening
+	 * guard), and a reaction that edits it (resctrl_adapt) starts from it */
+	struct plan_rdt last_rdt;
 	struct plan reserve; /* knobs reactions may write, journaled ahead at each tick */
 	struct strategy_report last; /* the last tick's or reaction's report */
 	const struct window *win; /* the agent's metric history (enforcer__set_inputs) */
@@ -129,6 +133,9 @@ static int open_rdt(struct enforcer *e, const struct enforce_opts *opts)
 			return 0;
 		}
 		e->owns_r = true;
+		e->rdt_root = strdup(opts->resctrl_root);
+		if (!e->rdt_root)
+			return -ENOMEM;
 	}
 	if (!e->r)
 		return 0;
@@ -331,6 +338,24 @@ __u64 enforcer__decide_ns(const struct enforcer *e)
 	return e ? e->decide_ns : 0;
 }
 
+/*
+ * resctrl vanished under us (unmounted, its filesystem gone): each tick tries the root again,
+ * and a new mount there takes over from the dead handle. Only a handle kqos opened itself.
+ */
+static void reopen_rdt(struct enforcer *e)
+{
+	struct resctrl *r;
+
+	if (!e->rdt || !e->owns_r || !e->rdt_root || !rdtact__is_unreachable(e->rdt))
+		return;
+	if (resctrl_open(e->rdt_root, &r))
+		return;
+	rdtact__set_resctrl(e->rdt, r);
+	resctrl_close(e->r);
+	e->r = r;
+	log_info("resctrl mounted again: control goes on on the new mount", "root=%s", e->rdt_root);
+}
+
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret)
 {
 	struct strategy_input in = { .snap = snap,
@@ -356,9 +381,13 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	log_burst(&rep.burst);
 	actuator__set_reserve(e->act, &e->reserve);
 	err = actuator__apply(e->act, &e->plan, snap->wall_ns);
+	reopen_rdt(e);
 	/* resctrl is planned or kqos groups remain to be released */
 	if (e->rdt && (e->plan.rdt.is_on || rdtact__nr_groups(e->rdt)))
 		rdtact__apply(e->rdt, &e->plan.rdt, snap->mono_ns);
+	if (plan_rdt_copy(&e->last_rdt, &e->plan.rdt))
+		log_warn("no memory for the resctrl reaction plan; resctrl reacts at ticks only",
+			 NULL);
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
@@ -395,6 +424,8 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 		return 0;
 	/* the other strategies decided at the tick; only the reacting ones decide again */
 	err = plan_copy(&e->plan, &e->base);
+	if (!err)
+		err = plan_rdt_copy(&e->plan.rdt, &e->last_rdt);
 	if (err)
 		return err;
 	rep.has_be_cpus = e->last.has_be_cpus;
@@ -407,6 +438,12 @@ int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struc
 			decide_one(e, i, &in, &rep);
 	log_moves(&rep.guard);
 	err = actuator__apply(e->act, &e->plan, now->wall_ns);
+	/* resctrl_adapt stepped BE down on an LS latency event: the resctrl actuator writes it */
+	if (rep.rdt_react && e->rdt) {
+		rdtact__apply(e->rdt, &e->plan.rdt, now->mono_ns);
+		if (plan_rdt_copy(&e->last_rdt, &e->plan.rdt))
+			log_warn("no memory for the resctrl reaction plan", NULL);
+	}
 	e->last = rep;
 	fill_state(e, &rep, ret);
 	return err;
@@ -463,10 +500,13 @@ int enforcer__rdt_reconcile(struct enforcer *e, uint64_t mono_ns)
 int enforcer__restore(struct enforcer *e)
 {
 	size_t n = actuator__nr_journal(e->act);
-	int err = actuator__restore(e->act);
+	int err = actuator__restore(e->act), rerr;
 
-	if (e->rdt && !e->dry_run && rdtact__restore(e->rdt))
-		log_warn("some kqos resctrl groups could not be removed", NULL);
+	rerr = e->rdt && !e->dry_run ? rdtact__restore(e->rdt) : 0;
+	/* a vanished resctrl (unmounted, its server gone) took the groups with it */
+	if (rerr)
+		log_warn("some kqos resctrl groups could not be removed", "err=%d (%s)", rerr,
+			 strerror(-rerr));
 	log_msg(err ? LOG_WARN : LOG_INFO, "original cgroup values restored",
 		"entries=%zu left=%zu err=%d", n, actuator__nr_journal(e->act), err);
 	return err;
@@ -482,10 +522,12 @@ void enforcer__free(struct enforcer *e)
 	plan_fini(&e->plan);
 	plan_fini(&e->base);
 	plan_fini(&e->reserve);
+	plan_rdt_fini(&e->last_rdt);
 	actuator__free(e->act);
 	rdtact__free(e->rdt);
 	if (e->owns_r)
 		resctrl_close(e->r);
+	free(e->rdt_root);
 	cgroupfs__free(e->cg);
 	free(e);
 }

@@ -56,6 +56,7 @@ struct rdtact {
 	struct rmon *mons;
 	size_t nr_mons, cap_mons;
 	bool out_of_rmids; /* logged once: per-pod monitoring degrades to class level */
+	int pass_err; /* of the last failed pass, logged once until a pass succeeds */
 	struct snap_rdt_enforce st;
 };
 
@@ -152,8 +153,12 @@ static void fail(struct rdtact *a, struct rgroup *g, enum fail_kind k, int err, 
 		 resctrl_last_status(a->r));
 }
 
+/* The end of a logged failure is said too, so a log shows how long a fault lasted. */
 static void ok(struct rgroup *g, enum fail_kind k)
 {
+	if (g->logged[k])
+		log_info("resctrl write works again", "group=" RESCTRL_PREFIX "%s op=%s after=%d",
+			 g->name, fail_names[k], g->logged[k]);
 	g->logged[k] = 0;
 }
 
@@ -723,21 +728,56 @@ static int apply_locked(struct rdtact *a, const struct plan_rdt *p, uint64_t now
 	return 0;
 }
 
+/* The root itself fails: unmounted, or its filesystem gone (a FUSE server that died). */
+static bool is_unreachable(int err)
+{
+	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
+	       err == -ESTALE || err == -ESHUTDOWN;
+}
+
+/*
+ * A failed pass is logged once until one succeeds: passes run every tick and every resctrl
+ * interval, so a lasting failure would otherwise say the same thing twice a second.
+ */
+static void note_pass(struct rdtact *a, int err)
+{
+	if (!err) {
+		if (a->pass_err)
+			log_info("resctrl reachable again: control resumes", "root=%s",
+				 resctrl_root(a->r));
+		a->pass_err = 0;
+		return;
+	}
+	a->st.errors++;
+	if (err == a->pass_err)
+		return;
+	a->pass_err = err;
+	if (err == -ETIMEDOUT)
+		log_warn("resctrl busy: control waits for the next pass", "root=%s err=%d (%s)",
+			 resctrl_root(a->r), err, strerror(-err));
+	else if (is_unreachable(err))
+		log_warn("resctrl unreachable: resctrl control paused, cgroup monitoring and "
+			 "enforcement go on",
+			 "root=%s err=%d (%s)", resctrl_root(a->r), err, strerror(-err));
+	else
+		log_warn("resctrl pass incomplete", "root=%s err=%d (%s)", resctrl_root(a->r), err,
+			 strerror(-err));
+}
+
 int rdtact__apply(struct rdtact *a, const struct plan_rdt *p, uint64_t mono_ns)
 {
 	int err;
 
 	err = resctrl_lock(a->r, true, LOCK_TIMEOUT_MS);
 	if (err) {
-		log_warn("resctrl busy: control waits for the next pass", "err=%d", err);
+		note_pass(a, err);
 		return err;
 	}
 	a->st.on = p->is_on;
 	err = apply_locked(a, p, mono_ns);
 	resctrl_unlock(a->r);
 	count(a);
-	if (err)
-		log_warn("resctrl pass incomplete", "err=%d", err);
+	note_pass(a, err);
 	return err;
 }
 
@@ -814,6 +854,26 @@ int rdtact__place(struct rdtact *a, uint64_t cgid, pid_t tid, uint64_t event_ns)
 unsigned int rdtact__nr_groups(const struct rdtact *a)
 {
 	return a->st.groups;
+}
+
+bool rdtact__is_unreachable(const struct rdtact *a)
+{
+	return a && is_unreachable(a->pass_err);
+}
+
+void rdtact__set_resctrl(struct rdtact *a, struct resctrl *r)
+{
+	a->r = r;
+	/* a new mount holds nothing of ours: every group is made and written again */
+	for (size_t i = 0; i < a->nr; i++) {
+		a->groups[i].is_present = false;
+		a->groups[i].placed_once = false;
+		a->groups[i].no_closid = false;
+		memset(a->groups[i].logged, 0, sizeof(a->groups[i].logged));
+	}
+	for (size_t i = 0; i < a->nr_mons; i++)
+		a->mons[i].is_present = false;
+	a->out_of_rmids = false;
 }
 
 int rdtact__restore(struct rdtact *a)

@@ -61,6 +61,14 @@ int rdtact__restore(struct rdtact *a);
 
 /* kqos groups present after the last pass. */
 unsigned int rdtact__nr_groups(const struct rdtact *a);
+
+/* The last pass failed because the root itself is gone (unmounted, its filesystem dead). */
+bool rdtact__is_unreachable(const struct rdtact *a);
+/*
+ * Go on with @r, a handle on resctrl mounted again, instead of the dead one (which the caller
+ * closes): the next pass finds the groups anew and recreates what the plan has.
+ */
+void rdtact__set_resctrl(struct rdtact *a, struct resctrl *r);
 void rdtact__fill(const struct rdtact *a, struct snap_rdt_enforce *ret);
 
 /* Turn a planned group into schemata for @caps (pure: the unit tests call it per profile). */

@@ -23,7 +23,8 @@ void slo_config_init(struct slo_config *cfg)
 						    .quiet_ns = 10000000000ULL,
 						    .llc_drop_pct = 10,
 						    .cpi_rise_pct = 20,
-						    .mpki_rise_pct = 30 };
+						    .mpki_rise_pct = 30,
+						    .event_hold_ns = 2000000000ULL };
 	cfg->suppress_threshold_pct = 65;
 	cfg->suppress_min_pct = -1;
 	cfg->suppress_policy = SUPPRESS_CPUSET;
@@ -554,10 +555,17 @@ static int parse_guard(json_t *o, struct guard_config *g, char *err, size_t err_
 
 static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, size_t err_len)
 {
-	static const char *const known[] = {
-		"enable",      "l3FloorPercent", "mbFloorPercent",	  "stepPercent",
-		"quietPeriod", "llcDropPercent", "mbmPeakBytesPerSecond", NULL
-	};
+	static const char *const known[] = { "enable",
+					     "l3FloorPercent",
+					     "mbFloorPercent",
+					     "stepPercent",
+					     "quietPeriod",
+					     "llcDropPercent",
+					     "mbmPeakBytesPerSecond",
+					     "cpiRisePercent",
+					     "mpkiRisePercent",
+					     "eventHold",
+					     NULL };
 	struct pctx c = { err, err_len, "strategies.resctrlAdapt" };
 	long long v;
 	int r;
@@ -593,6 +601,9 @@ static int parse_rdt_adapt(json_t *o, struct rdt_adapt_config *a, char *err, siz
 	if (r)
 		a->mbm_peak_bps = (uint64_t)v;
 	r = get_duration(&c, o, "quietPeriod", 100000000ULL, 3600ULL * 1000000000ULL, &a->quiet_ns);
+	if (r < 0)
+		return r;
+	r = get_duration(&c, o, "eventHold", 0, 3600ULL * 1000000000ULL, &a->event_hold_ns);
 	return r < 0 ? r : 0;
 }
 

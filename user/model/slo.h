@@ -111,6 +111,9 @@ struct rdt_adapt_config {
 	uint64_t mbm_peak_bps; /* node MBM total at >= 90 % of this is interference; 0 = off */
 	/* LS CPI / LLC MPKI over their baseline learned while BE is quiet (PMU); 0 = off */
 	unsigned int cpi_rise_pct, mpki_rise_pct; /* defaults 20, 30 */
+	/* an LS wait the latency guard blames on BE shrinks one step between ticks, at most
+	 * once per this since the last shrink; 0 = ticks only; default 2 s */
+	uint64_t event_hold_ns;
 };
 
 struct slo_config {
