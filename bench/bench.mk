@@ -26,3 +26,9 @@ $(OUTPUT)/bench/mapfloor: bench/mapfloor.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+# make bench-scale: kqosd's own CPU and RSS at 100/1000/5000 running cgroups (bench/scale.sh;
+# ROUNDS=, SIZES=, INTERVALS=, BASE= or BASE_REV= pass through the environment).
+.PHONY: bench-scale
+bench-scale: $(KQOSD) $(OUTPUT)/bench/scaleload $(OUTPUT)/bench/mapfloor
+	$(Q)OUTPUT=$(OUTPUT) bench/scale.sh
