@@ -126,7 +126,7 @@ EOF
 }
 
 run_one() { # ROUND SIZE INTERVAL BIN
-	local r=$1 n=$2 iv=$3 bin=$4 exe=$KQOSD a b rss hz
+	local r=$1 n=$2 iv=$3 bin=$4 exe=$KQOSD a b rss anon
 	[ "$bin" = base ] && exe=$BASE
 	write_config "$iv"
 	rm -f "$WORK/kqos.sock"
@@ -139,12 +139,14 @@ run_one() { # ROUND SIZE INTERVAL BIN
 	b=$(cpu_ns "$KQ_PID")
 	rss=$(awk '/^VmRSS/ {print $2}' "/proc/$KQ_PID/status")
 	anon=$(awk '/^RssAnon/ {print $2}' "/proc/$KQ_PID/status")
-	printf '%s\t%s\t%s\t%s\tcpu_pct\t%s\n' "$r" "$n" "$iv" "$bin" \
-		"$(python3 -c "print(($b - $a) * 100 / 1e9 / $MEASURE)")" >>"$DATA"
-	printf '%s\t%s\t%s\t%s\trss_mb\t%s\n' "$r" "$n" "$iv" "$bin" \
-		"$(python3 -c "print($rss / 1024)")" >>"$DATA"
-	printf '%s\t%s\t%s\t%s\tanon_mb\t%s\n' "$r" "$n" "$iv" "$bin" \
-		"$(python3 -c "print($anon / 1024)")" >>"$DATA"
+	{
+		printf '%s\t%s\t%s\t%s\tcpu_pct\t%s\n' "$r" "$n" "$iv" "$bin" \
+			"$(python3 -c "print(($b - $a) * 100 / 1e9 / $MEASURE)")"
+		printf '%s\t%s\t%s\t%s\trss_mb\t%s\n' "$r" "$n" "$iv" "$bin" \
+			"$(python3 -c "print($rss / 1024)")"
+		printf '%s\t%s\t%s\t%s\tanon_mb\t%s\n' "$r" "$n" "$iv" "$bin" \
+			"$(python3 -c "print($anon / 1024)")"
+	} >>"$DATA"
 	status_stages | while read -r stage us; do
 		printf '%s\t%s\t%s\t%s\tstage_%s\t%s\n' "$r" "$n" "$iv" "$bin" "$stage" "$us" >>"$DATA"
 	done

@@ -45,9 +45,10 @@ volatile __u64 watch_min_ns = ~0ULL;
 volatile __u32 fork_events = 0;
 
 /*
- * Not preallocated: a per-CPU value is ~1.2 KB per CPU, so preallocating maxCgroups entries
+ * Not preallocated: a cgroup's entries are ~1.2 KB per CPU, so preallocating maxCgroups of them
  * would pin maxCgroups * 1.2 KB * CPUs of kernel memory up front (19 MB per CPU at 16384).
- * Entries are allocated when a cgroup first runs and freed when user space reaps it.
+ * Entries are allocated when a cgroup first runs (cg_hist: first waits) and freed when user
+ * space reaps it.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
@@ -56,6 +57,14 @@ struct {
 	__type(key, __u64);
 	__type(value, struct kqos_cg_stats);
 } cg_stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, KQOS_MAX_CGROUPS_DEFAULT);
+	__type(key, __u64);
+	__type(value, struct kqos_cg_hist);
+} cg_hist SEC(".maps");
 
 struct task_stamp {
 	__u64 enqueued_ns;
@@ -117,8 +126,9 @@ PMU_MAP(pmu1);
 PMU_MAP(pmu2);
 PMU_MAP(pmu3);
 
-/* The initial value of a new cg_stats entry; never written. */
+/* The initial values of new cg_stats and cg_hist entries; never written. */
 static const struct kqos_cg_stats zero_stats;
+static const struct kqos_cg_hist zero_hist;
 
 static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 {
@@ -158,20 +168,41 @@ static __always_inline void stamp(struct task_struct *t, __u64 now)
 		ts->enqueued_ns = now;
 }
 
-static __always_inline void record_wait(struct kqos_cg_stats *s, __u64 wait)
+static __always_inline struct kqos_cg_hist *hist_lookup(__u64 cgid, struct kqos_cpu_state *cpu)
+{
+	struct kqos_cg_hist *h;
+	long err;
+
+	h = bpf_map_lookup_elem(&cg_hist, &cgid);
+	if (h)
+		return h;
+	err = bpf_map_update_elem(&cg_hist, &cgid, &zero_hist, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		cpu->cg_full++;
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&cg_hist, &cgid);
+}
+
+static __always_inline void record_wait(struct kqos_cg_stats *s, __u64 cgid, __u64 wait,
+					struct kqos_cpu_state *cpu)
 {
 	__u32 slot = kqos_hist_slot(wait);
+	struct kqos_cg_hist *h;
 
 	s->rq_wait_ns += wait;
 	s->rq_wait_cnt++;
 	if (wait > s->rq_wait_max_ns)
 		s->rq_wait_max_ns = wait;
+	h = hist_lookup(cgid, cpu);
+	if (!h)
+		return;
 	/*
 	 * kqos_hist_slot() already clamps, but the verifier cannot follow that arithmetic and
 	 * clang drops a redundant check: hide the value, then mask (a power of two).
 	 */
 	barrier_var(slot);
-	s->rq_hist[slot & (KQOS_HIST_SLOTS - 1)]++;
+	h->rq_hist[slot & (KQOS_HIST_SLOTS - 1)]++;
 }
 
 /*
@@ -256,7 +287,7 @@ static __always_inline void switch_in(struct task_struct *next, struct kqos_cg_s
 	s->nr_switch_in++;
 	if (!wait)
 		return;
-	record_wait(s, wait);
+	record_wait(s, next_cg, wait, cpu);
 	watch_wait(next_cg, wait, prev_cg, cpu);
 }
 

@@ -11,7 +11,10 @@
  * kernfs id (__u64) in the hierarchy chosen by cfg_cgroup_mode.
  */
 
-/* Value of the PERCPU_HASH `cg_stats`; user space sums the per-CPU copies. */
+/*
+ * Value of the PERCPU_HASH `cg_stats`; user space sums the per-CPU copies. Only counters: user
+ * space reads every entry every tick, so the entry stays small (the histogram is `cg_hist`).
+ */
 struct kqos_cg_stats {
 	__u64 oncpu_ns; /* time on CPU, charged at switch-out */
 	__u64 nr_switch_in; /* times a task of the cgroup was switched in */
@@ -22,10 +25,18 @@ struct kqos_cg_stats {
 	__u64 pmu_count[KQOS_PMU_MAX];
 	__u64 pmu_enabled[KQOS_PMU_MAX];
 	__u64 pmu_running[KQOS_PMU_MAX];
-	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wait histogram, see hist.h; u32 wraps, deltas are safe */
 };
-_Static_assert(sizeof(struct kqos_cg_stats) == (5 + 3 * KQOS_PMU_MAX) * 8 + KQOS_HIST_SLOTS * 4,
-	       "cg_stats layout");
+_Static_assert(sizeof(struct kqos_cg_stats) == (5 + 3 * KQOS_PMU_MAX) * 8, "cg_stats layout");
+
+/*
+ * Value of the PERCPU_HASH `cg_hist`, same keys: the cgroup's wait histogram (hist.h), read
+ * where a quantile is needed (watched LS cgroups every tick, the rest on a slower cadence).
+ * u32 slots wrap; deltas are safe.
+ */
+struct kqos_cg_hist {
+	__u32 rq_hist[KQOS_HIST_SLOTS];
+};
+_Static_assert(sizeof(struct kqos_cg_hist) == KQOS_HIST_SLOTS * 4, "cg_hist layout");
 
 /* Value of the PERCPU_ARRAY `cpu_state` (one entry). */
 struct kqos_cpu_state {

@@ -65,6 +65,11 @@ static const struct field collector_fields[] = {
 	  .off = OFF(collector.walk_interval_ns),
 	  .min = NSEC_PER_SEC,
 	  .max = 3600 * NSEC_PER_SEC },
+	{ .key = "histInterval",
+	  .type = F_DURATION,
+	  .off = OFF(collector.hist_interval_ns),
+	  .min = 1000000ULL,
+	  .max = 3600 * NSEC_PER_SEC },
 	{ .key = "statInterval",
 	  .type = F_DURATION,
 	  .off = OFF(collector.stat_interval_ns),
@@ -256,6 +261,7 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->collector.reap_interval_ns = 10 * NSEC_PER_SEC;
 	cfg->collector.walk_interval_ns = 10 * NSEC_PER_SEC;
 	cfg->collector.stat_interval_ns = NSEC_PER_SEC;
+	cfg->collector.hist_interval_ns = NSEC_PER_SEC;
 	snprintf(cfg->pmu.cycles, sizeof(cfg->pmu.cycles), "cycles");
 	snprintf(cfg->pmu.instructions, sizeof(cfg->pmu.instructions), "instructions");
 	snprintf(cfg->pmu.llc_misses, sizeof(cfg->pmu.llc_misses), "LLC-LOAD-MISSES");

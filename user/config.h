@@ -116,6 +116,8 @@ struct kqos_config {
 		__u64 walk_interval_ns;
 		/* "collector.statInterval": cpu.stat, cpuset and memory.stat of pods' cgroups */
 		__u64 stat_interval_ns;
+		/* "collector.histInterval": every wait histogram (watched LS cgroups: every tick) */
+		__u64 hist_interval_ns;
 	} collector;
 };
 

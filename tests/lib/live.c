@@ -258,7 +258,7 @@ void live_sleep_ms(unsigned int ms)
 struct cg_totals live_totals(struct collector *c, struct cg_totals *buf, size_t cap, __u64 id)
 {
 	struct cg_totals zero = { .cgid = id };
-	int n = collector__read(c, buf, cap);
+	int n = collector__read(c, buf, cap, true);
 
 	cr_assert_geq(n, 0, "collector__read: %d", n);
 	for (int i = 0; i < n; i++)

@@ -242,12 +242,12 @@ Test(collector, vanished_cgroup_is_detected_and_forgotten, .init = setup, .fini 
 	cr_assert_eq(cgid_index__new(LIVE_CG_ROOT "/cpu", &idx), 0);
 	cr_assert_eq(cgid_index__path(idx, id, &path), 0);
 	cr_expect_not_null(strstr(path, "kqos-test-"), "%s", path);
-	cr_expect_not_null(find(buf, collector__read(col, buf, MAX_CG), id));
+	cr_expect_not_null(find(buf, collector__read(col, buf, MAX_CG, true), id));
 
 	live_kill(kids[--nkids]);
 	live_cg_destroy("cpu", "gone");
 	cr_expect_eq(cgid_index__check(idx, id), -ESTALE);
 	cr_expect_eq(collector__forget(col, id), 0);
-	cr_expect_null(find(buf, collector__read(col, buf, MAX_CG), id));
+	cr_expect_null(find(buf, collector__read(col, buf, MAX_CG, true), id));
 	cgid_index__free(idx);
 }

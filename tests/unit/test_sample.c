@@ -84,3 +84,48 @@ Test(sample, zero_interval_yields_nothing)
 
 	cr_assert_eq(test_rates(NULL, 0, &cur, 1, 0, NULL, 0, &r, 1), 0);
 }
+
+/* Histograms read on a slower cadence than the counters (collector.histInterval). */
+Test(sample, a_tick_without_a_histogram_carries_the_last_and_has_an_empty_delta)
+{
+	struct cg_totals prev[] = { t(1, 0, 0), t(2, 0, 0) };
+	struct cg_totals cur[] = { t(1, 100, 2), t(2, 100, 2), t(3, 5, 1) };
+	struct cg_totals d;
+
+	prev[0].rq_hist[40] = 7;
+	prev[1].rq_hist[41] = 3;
+	cur[0].no_hist = true; /* not read: the last read must be carried */
+	cur[1].rq_hist[41] = 5; /* read: kept */
+	cur[2].no_hist = true; /* new and not read: empty */
+	cur[2].rq_hist[9] = 99; /* whatever the buffer held */
+	totals_carry_hists(prev, 2, cur, 3);
+	cr_expect_eq(cur[0].rq_hist[40], 7);
+	cr_expect_eq(cur[1].rq_hist[41], 5);
+	cr_expect_eq(cur[2].rq_hist[9], 0);
+	totals_delta(&prev[0], &cur[0], &d);
+	cr_expect(d.no_hist);
+	cr_expect_eq(hist_total(d.rq_hist), 0);
+	totals_delta(&prev[1], &cur[1], &d);
+	cr_expect_not(d.no_hist);
+	cr_expect_eq(d.rq_hist[41], 2);
+}
+
+Test(sample, stale_quantiles_are_the_last_fresh_ones)
+{
+	struct rq_quantiles q = { 0 };
+	struct snap_stats fresh = {
+		.rq_waits = 10, .rq_p50_ns = 100, .rq_p99_ns = 900, .rq_max_ns = 950
+	};
+	struct snap_stats stale = { .rq_waits = 4, .rq_hist_stale = true };
+	struct snap_stats idle = { .rq_hist_stale = true };
+
+	rq_quantiles_carry(&q, &stale);
+	cr_expect_eq(stale.rq_p99_ns, 0, "nothing fresh yet: nothing to carry");
+	rq_quantiles_carry(&q, &fresh);
+	rq_quantiles_carry(&q, &stale);
+	cr_expect_eq(stale.rq_p50_ns, 100);
+	cr_expect_eq(stale.rq_p99_ns, 900);
+	cr_expect_eq(stale.rq_max_ns, 950);
+	rq_quantiles_carry(&q, &idle);
+	cr_expect_eq(idle.rq_p99_ns, 0, "no waits this tick: no quantiles");
+}

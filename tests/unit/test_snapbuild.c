@@ -232,3 +232,33 @@ Test(snapbuild, resctrl_readings_move_into_the_snapshot)
 	cr_assert_str_eq(s->rdt[0].name, "kqos-BE");
 	snapshot__put(s);
 }
+
+Test(snapbuild, a_tick_without_histograms_keeps_the_last_quantiles_of_pods_and_others)
+{
+	struct snapshot *s1, *s2;
+
+	d[1].d.rq_wait_cnt = 4;
+	d[1].d.rq_wait_ns = 4000;
+	d[1].d.rq_wait_max_ns = 1500;
+	d[1].d.rq_hist[kqos_hist_slot(1000)] = 4;
+	d[2].d.rq_wait_cnt = 2;
+	d[2].d.rq_wait_ns = 2000;
+	d[2].d.rq_wait_max_ns = 1500;
+	d[2].d.rq_hist[kqos_hist_slot(1000)] = 2;
+	s1 = snapbuild__build(sb, &in);
+	cr_assert_gt(s1->pods[0].ctrs[0].st.rq_p99_ns, 0);
+	cr_assert_eq(s1->nr_others, 1);
+	/* the next tick read counters only: waits, but an empty histogram */
+	d[1].d.no_hist = d[2].d.no_hist = true;
+	d[1].d.rq_wait_max_ns = d[2].d.rq_wait_max_ns = 0;
+	memset(d[1].d.rq_hist, 0, sizeof(d[1].d.rq_hist));
+	memset(d[2].d.rq_hist, 0, sizeof(d[2].d.rq_hist));
+	s2 = snapbuild__build(sb, &in);
+	cr_expect(s2->pods[0].ctrs[0].st.rq_hist_stale);
+	cr_expect_eq(s2->pods[0].ctrs[0].st.rq_p99_ns, s1->pods[0].ctrs[0].st.rq_p99_ns);
+	cr_expect_eq(s2->pods[0].st.rq_p99_ns, s1->pods[0].st.rq_p99_ns);
+	cr_expect_eq(s2->others[0].st.rq_p99_ns, s1->others[0].st.rq_p99_ns);
+	cr_expect_eq(s2->pods[0].st.rq_waits, 4, "the counters are this tick's");
+	snapshot__put(s1);
+	snapshot__put(s2);
+}

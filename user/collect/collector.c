@@ -18,7 +18,7 @@
 #include "events.h"
 #include "log.h"
 
-/* Keys per batch lookup: bounds the value buffer (BATCH * ncpus * 1064 B). */
+/* Keys per batch lookup: bounds the value buffers (BATCH * ncpus * 136 B, and 1 KB for hists). */
 #define BATCH 256
 
 struct key_idx {
@@ -33,6 +33,7 @@ struct collector {
 	size_t capacity;
 	__u64 *keys;
 	struct kqos_cg_stats *vals; /* BATCH * ncpus per-CPU values */
+	struct kqos_cg_hist *hvals; /* the same for histograms */
 	struct kqos_cpu_state *cpu_vals;
 	struct pmu_set *pmu;
 	int pmu_map_fds[KQOS_PMU_MAX];
@@ -192,8 +193,9 @@ static int alloc_buffers(struct collector *c)
 {
 	c->keys = calloc(BATCH, sizeof(*c->keys));
 	c->vals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->vals));
+	c->hvals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->hvals));
 	c->cpu_vals = calloc(c->ncpus, sizeof(*c->cpu_vals));
-	return c->keys && c->vals && c->cpu_vals ? 0 : -ENOMEM;
+	return c->keys && c->vals && c->hvals && c->cpu_vals ? 0 : -ENOMEM;
 }
 
 static int install_pmu(struct collector *c)
@@ -232,6 +234,8 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 	}
 	c->skel->rodata->cfg_hierarchy_id = opts->hierarchy_id;
 	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
+	if (!err)
+		err = bpf_map__set_max_entries(c->skel->maps.cg_hist, c->capacity);
 	if (err)
 		return err;
 	err = cgstat_bpf__load(c->skel);
@@ -328,6 +332,7 @@ void collector__free(struct collector *c)
 	pmu_set__free(c->pmu);
 	free(c->keys);
 	free(c->vals);
+	free(c->hvals);
 	free(c->cpu_vals);
 	free(c->perm);
 	free(c);
@@ -341,8 +346,9 @@ size_t collector__capacity(const struct collector *c)
 static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, __u64 cgid,
 		     struct cg_totals *t)
 {
-	memset(t, 0, sizeof(*t));
+	memset(t, 0, offsetof(struct cg_totals, rq_hist));
 	t->cgid = cgid;
+	t->no_hist = true;
 	for (int cpu = 0; cpu < c->ncpus; cpu++, v++) {
 		t->oncpu_ns += v->oncpu_ns;
 		t->nr_switch_in += v->nr_switch_in;
@@ -355,8 +361,6 @@ static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, _
 			t->pmu_enabled[i] += v->pmu_enabled[i];
 			t->pmu_running[i] += v->pmu_running[i];
 		}
-		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
-			t->rq_hist[i] += v->rq_hist[i];
 	}
 }
 
@@ -406,7 +410,82 @@ static int sort_totals(struct collector *c, struct cg_totals *buf, size_t n)
 	return 0;
 }
 
-int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
+static struct cg_totals *find_totals(struct cg_totals *buf, size_t n, __u64 cgid)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (buf[mid].cgid < cgid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && buf[lo].cgid == cgid ? &buf[lo] : NULL;
+}
+
+static void sum_hist(const struct collector *c, const struct kqos_cg_hist *v, struct cg_totals *t)
+{
+	memset(t->rq_hist, 0, sizeof(t->rq_hist));
+	for (int cpu = 0; cpu < c->ncpus; cpu++, v++)
+		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
+			t->rq_hist[i] += v->rq_hist[i];
+	t->no_hist = false;
+}
+
+/* Every histogram: a cgroup without an entry never waited, its histogram is empty. */
+static int read_all_hists(struct collector *c, struct cg_totals *buf, size_t n)
+{
+	int fd = bpf_map__fd(c->skel->maps.cg_hist);
+	__u64 in_batch, out_batch;
+	void *in = NULL;
+	int err = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		memset(buf[i].rq_hist, 0, sizeof(buf[i].rq_hist));
+		buf[i].no_hist = false;
+	}
+	while (!err) {
+		__u32 count = BATCH;
+
+		err = bpf_map_lookup_batch(fd, in, &out_batch, c->keys, c->hvals, &count, NULL);
+		if (err && errno != ENOENT)
+			return -errno;
+		for (__u32 i = 0; i < count; i++) {
+			struct cg_totals *t = find_totals(buf, n, c->keys[i]);
+
+			if (t)
+				sum_hist(c, c->hvals + (size_t)i * c->ncpus, t);
+		}
+		in_batch = out_batch;
+		in = &in_batch;
+	}
+	return 0;
+}
+
+/* The watched (LS) cgroups' histograms, one lookup each: the guard needs their p99 each tick. */
+static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_t n)
+{
+	int fd = bpf_map__fd(c->skel->maps.cg_hist);
+	const struct wait_watch *w;
+	size_t nw = kevents__watch_ids(c->ev, &w);
+
+	for (size_t i = 0; i < nw; i++) {
+		struct cg_totals *t = find_totals(buf, n, w[i].cgid);
+
+		if (!t)
+			continue;
+		if (!bpf_map_lookup_elem(fd, &w[i].cgid, c->hvals)) {
+			sum_hist(c, c->hvals, t);
+		} else if (errno == ENOENT) {
+			memset(t->rq_hist, 0, sizeof(t->rq_hist));
+			t->no_hist = false;
+		}
+	}
+}
+
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_stats);
 	__u64 in_batch, out_batch;
@@ -427,6 +506,14 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap)
 		in = &in_batch;
 	}
 	err = sort_totals(c, buf, n);
+	if (err)
+		return err;
+	if (!all_hists) {
+		if (c->ev)
+			read_watched_hists(c, buf, n);
+		return (int)n;
+	}
+	err = read_all_hists(c, buf, n);
 	return err ? err : (int)n;
 }
 
@@ -434,7 +521,11 @@ int collector__forget(struct collector *c, __u64 cgid)
 {
 	int err = bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_stats), &cgid);
 
-	return err ? -errno : 0;
+	if (err)
+		err = -errno;
+	/* a cgroup that never waited has no histogram */
+	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_hist), &cgid);
+	return err;
 }
 
 static __u64 sum_cpu_state(struct collector *c, size_t off)

@@ -41,9 +41,11 @@ size_t collector__capacity(const struct collector *c);
 
 /*
  * Read every cg_stats entry into @buf (room for @cap entries), sorted by cgid. Returns the
- * number of entries or -errno. Does not allocate.
+ * number of entries or -errno. Histograms: every one with @all_hists, else only the watched
+ * cgroups'; the others are marked no_hist (totals_carry_hists() fills them from the last
+ * read). Does not allocate after the first call.
  */
-int collector__read(struct collector *c, struct cg_totals *buf, size_t cap);
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists);
 
 /* Drop the entry of a cgroup that no longer exists. -ENOENT if there was none. */
 int collector__forget(struct collector *c, __u64 cgid);

@@ -119,6 +119,12 @@ size_t kevents__nr_watches(const struct kevents *e)
 	return e->watch.n;
 }
 
+size_t kevents__watch_ids(const struct kevents *e, const struct wait_watch **ret)
+{
+	*ret = e->watch.v;
+	return e->watch.n;
+}
+
 /* --- map sync ---------------------------------------------------------------------------- */
 
 static int cmp_watch(const void *a, const void *b)

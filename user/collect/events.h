@@ -51,5 +51,7 @@ int kevents__set_roots(struct kevents *e, const uint64_t *ids, size_t n);
 void kevents__set_fork_events(struct kevents *e, bool on);
 int kevents__set_managed(struct kevents *e, const uint64_t *ids, size_t n);
 size_t kevents__nr_watches(const struct kevents *e);
+/* The watched cgroups and their targets (borrowed, valid until the next set_watches). */
+size_t kevents__watch_ids(const struct kevents *e, const struct wait_watch **ret);
 
 #endif

@@ -3,6 +3,7 @@
 #define KQOS_MODEL_COUNTERS_H
 
 #include <linux/types.h>
+#include <stdbool.h>
 
 #include "hist.h"
 #include "kqos_pmu.h"
@@ -39,6 +40,11 @@ struct cg_totals {
 	__u64 pmu_enabled[KQOS_PMU_MAX];
 	__u64 pmu_running[KQOS_PMU_MAX];
 	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
+	/*
+	 * The histogram was not read this tick (the collector reads it for watched cgroups
+	 * every tick, for all on a slower cadence): rq_hist is the last one read.
+	 */
+	bool no_hist;
 };
 
 /* An LS cgroup the kernel watches, and the run-queue wait past which it reports. */

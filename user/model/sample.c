@@ -51,8 +51,30 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 		d->pmu_enabled[i] = cur->pmu_enabled[i] - prev->pmu_enabled[i];
 		d->pmu_running[i] = cur->pmu_running[i] - prev->pmu_running[i];
 	}
+	d->no_hist = cur->no_hist;
+	if (cur->no_hist) {
+		memset(d->rq_hist, 0, sizeof(d->rq_hist));
+		return;
+	}
 	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
 		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
+}
+
+void totals_carry_hists(const struct cg_totals *prev, size_t nprev, struct cg_totals *cur,
+			size_t ncur)
+{
+	size_t i = 0;
+
+	for (size_t j = 0; j < ncur; j++) {
+		if (!cur[j].no_hist)
+			continue;
+		while (i < nprev && prev[i].cgid < cur[j].cgid)
+			i++;
+		if (i < nprev && prev[i].cgid == cur[j].cgid)
+			memcpy(cur[j].rq_hist, prev[i].rq_hist, sizeof(cur[j].rq_hist));
+		else
+			memset(cur[j].rq_hist, 0, sizeof(cur[j].rq_hist));
+	}
 }
 
 __u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
@@ -63,6 +85,8 @@ __u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *
 
 	if (!prev || cur->rq_wait_max_ns > prev->rq_wait_max_ns)
 		return cur->rq_wait_max_ns;
+	if (d->no_hist)
+		return 0; /* unknown until the next histogram */
 	while (top > 0 && !d->rq_hist[top])
 		top--;
 	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
@@ -144,6 +168,7 @@ void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum 
 	struct cg_totals *t = &a->i.d;
 
 	a->any = true;
+	t->no_hist |= d->d.no_hist;
 	t->oncpu_ns += d->d.oncpu_ns;
 	t->nr_switch_in += d->d.nr_switch_in;
 	t->rq_wait_cnt += d->d.rq_wait_cnt;
@@ -181,6 +206,10 @@ static void interval_waits(const struct cg_totals *d, struct snap_stats *st)
 	if (!d->rq_wait_cnt)
 		return;
 	st->rq_wait_mean_ns = (double)d->rq_wait_ns / (double)d->rq_wait_cnt;
+	/* no histogram this tick: the caller carries the last quantiles (rq_hist_stale) */
+	st->rq_hist_stale = d->no_hist;
+	if (d->no_hist)
+		return;
 	st->rq_max_ns = d->rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
 	st->rq_p50_ns = hist_quantile(d->rq_hist, total, 0.5);
@@ -222,6 +251,24 @@ static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, in
 		return;
 	st->has_cpi = !rate_cpi(st->pmu_per_s, ev, n, &st->cpi);
 	st->has_mpki = !rate_mpki(st->pmu_per_s, ev, n, &st->llc_mpki);
+}
+
+void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st)
+{
+	if (!st->rq_waits)
+		return;
+	if (!st->rq_hist_stale) {
+		*q = (struct rq_quantiles){ .has = true,
+					    .p50_ns = st->rq_p50_ns,
+					    .p99_ns = st->rq_p99_ns,
+					    .max_ns = st->rq_max_ns };
+		return;
+	}
+	if (!q->has)
+		return;
+	st->rq_p50_ns = q->p50_ns;
+	st->rq_p99_ns = q->p99_ns;
+	st->rq_max_ns = q->max_ns;
 }
 
 void sample_stats(const struct cg_acc *a, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,

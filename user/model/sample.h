@@ -33,11 +33,21 @@ size_t sample_deltas(const struct cg_totals *prev, size_t nprev, const struct cg
 bool cg_delta_active(const struct cg_delta *d);
 
 /* 64-bit cumulative counters of one cgroup: the BPF histogram slots are u32 and wrap. */
+/* The quantiles of the last histogram read, shown until the next one (collector.histInterval). */
+struct rq_quantiles {
+	bool has;
+	__u64 p50_ns, p99_ns, max_ns;
+};
+
+/* Keep @q from @st when its histogram is fresh, or give @st @q's when it is stale. */
+void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st);
+
 struct cg_cum {
 	__u64 cgid;
 	__u64 oncpu, switches, waits, wait_ns;
 	__u64 hist[SNAP_RQ_BUCKETS]; /* per bucket, not cumulative */
 	__u64 pmu[KQOS_PMU_MAX];
+	struct rq_quantiles q; /* of this one cgroup, for "others" (not summed by merges) */
 };
 
 /* Fold one interval into the cumulative counters (histogram slots into export buckets). */
@@ -83,8 +93,17 @@ __u64 hist_quantile(const __u32 *hist, __u64 total, double q);
  */
 __u64 hist_total(const __u32 *hist);
 
-/* Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). */
+/*
+ * Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). Without a
+ * histogram read this tick (@cur->no_hist) the delta's histogram is empty and no_hist set.
+ */
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
+/*
+ * The histograms of @cur (sorted by cgid, as @prev) that were not read this tick are the last
+ * ones read: copied from @prev, empty for a cgroup new since. Cumulative figures stay exact.
+ */
+void totals_carry_hists(const struct cg_totals *prev, size_t nprev, struct cg_totals *cur,
+			size_t ncur);
 
 /*
  * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev

@@ -311,8 +311,8 @@ static void entity_stats(const struct snapshot *s, const struct cg_acc *a, __u64
 	sample_stats(a, dt, s->pmu, s->pmu_n, st);
 }
 
-static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d,
-		     const struct cg_cum *c, __u64 dt)
+static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d, struct cg_cum *c,
+		     __u64 dt)
 {
 	struct cg_acc one = { 0 };
 	struct snap_other *o;
@@ -326,6 +326,7 @@ static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d,
 	o->cgid = d->d.cgid;
 	cg_acc_add(&one, d, c);
 	entity_stats(s, &one, dt, &o->st);
+	rq_quantiles_carry(&c->q, &o->st);
 	s->nr_others++;
 	return 0;
 }
@@ -376,10 +377,15 @@ static void finish_entities(struct snapshot *s, struct layout *l, __u64 dt)
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 
-		for (size_t j = 0; j < p->nr_ctrs; j++)
-			entity_stats(s, &l->acc[l->npods + l->ctr_base[i] + j], dt, &p->ctrs[j].st);
+		for (size_t j = 0; j < p->nr_ctrs; j++) {
+			size_t e = l->npods + l->ctr_base[i] + j;
+
+			entity_stats(s, &l->acc[e], dt, &p->ctrs[j].st);
+			rq_quantiles_carry(&l->q[e], &p->ctrs[j].st);
+		}
 		fold_containers(s, l, i);
 		entity_stats(s, &l->acc[i], dt, &p->st);
+		rq_quantiles_carry(&l->q[i], &p->st);
 		s->classes[p->pod->qos].pods++;
 		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;
 	}

@@ -21,6 +21,7 @@ void layout_clear(struct layout *l)
 	free(l->miss);
 	free(l->acc);
 	free(l->touched);
+	free(l->q);
 	pod_list__put(l->pods);
 	*l = (struct layout){ 0 };
 }
@@ -127,7 +128,10 @@ static int alloc_layout(struct layout *l, const struct pod_list *pods)
 	l->owners = calloc(nown, sizeof(*l->owners));
 	l->acc = calloc(l->npods + l->nctrs + 1, sizeof(*l->acc));
 	l->touched = calloc(l->npods + l->nctrs + 1, sizeof(*l->touched));
-	return l->ent && l->ctr_base && l->paths && l->owners && l->acc && l->touched ? 0 : -ENOMEM;
+	l->q = calloc(l->npods + l->nctrs + 1, sizeof(*l->q));
+	if (!l->ent || !l->ctr_base || !l->paths || !l->owners || !l->acc || !l->touched || !l->q)
+		return -ENOMEM;
+	return 0;
 }
 
 static int build(struct layout *l, const struct snapbuild_input *in, struct pod_list *pods)

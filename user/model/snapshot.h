@@ -37,6 +37,8 @@ struct snap_stats {
 	__u64 rq_waits; /* waits that ended in the interval */
 	double rq_wait_mean_ns;
 	__u64 rq_p50_ns, rq_p99_ns, rq_max_ns;
+	/* no histogram read this tick: the quantiles and max are the last read (collector.histInterval) */
+	bool rq_hist_stale;
 	/* counters since the collector first saw the cgroups (for Prometheus) */
 	__u64 cpu_ns_total;
 	__u64 rq_wait_ns_total;
