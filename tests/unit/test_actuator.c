@@ -253,3 +253,28 @@ Test(actuator, bad_journal_lines_are_skipped)
 }
 
 /* The enforcer over the fake tree: a canned snapshot, cfsQuota suppress, then restore. */
+
+/*
+ * A journal cut inside its last line ("w 10" of "w 100") holds no value for that knob, and a
+ * line longer than any the journal writes is one bad line, however it ends.
+ */
+Test(actuator, torn_and_overlong_journal_lines_are_skipped)
+{
+	struct actuator_opts o = { .state_dir = state_dir };
+	struct actuator *next;
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("# kqos journal v1\ncfs_quota\t" BE "\t-1 100000\n", f);
+	for (int i = 0; i < 20000; i++)
+		fputc('x', f);
+	fputs("\tshares\t" POD "\tw 100\n", f);
+	fputs("shares\t" BE "\tw 10", f);
+	fclose(f);
+	cr_assert_eq(actuator__new(cg, &o, &next), 0);
+	cr_assert_eq(actuator__nr_journal(next), 1, "only the whole first line is a value");
+	actuator__free(next);
+}

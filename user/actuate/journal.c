@@ -139,11 +139,14 @@ int journal_save(struct journal *j)
 
 static int parse_line(struct journal *j, char *line, unsigned int lineno)
 {
-	char *knob = line, *cg, *val;
+	char *knob = line, *cg, *val, *nl = strchr(line, '\n');
 	struct knob_value o = { 0 };
 	enum plan_knob k;
 
-	line[strcspn(line, "\n")] = '\0';
+	/* every line is written whole with its newline: one without was cut short */
+	if (!nl)
+		goto bad;
+	*nl = '\0';
 	if (!line[0] || line[0] == '#')
 		return 0;
 	cg = strchr(knob, '\t');
@@ -164,17 +167,20 @@ bad:
 	return 0;
 }
 
+/* Whole lines, however long: a long line's tail is no line of its own. */
 static int load(struct journal *j)
 {
-	char line[LINE_MAX_LEN];
 	unsigned int lineno = 0;
 	FILE *f = fopen(j->path, "re");
+	char *line = NULL;
+	size_t cap = 0;
 	int err = 0;
 
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	while (!err && fgets(line, sizeof(line), f))
+	while (!err && getline(&line, &cap, f) >= 0)
 		err = parse_line(j, line, ++lineno);
+	free(line);
 	fclose(f);
 	return err;
 }
