@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "actuator.h"
 #include "cgroupfs.h"
@@ -277,4 +278,29 @@ Test(actuator, torn_and_overlong_journal_lines_are_skipped)
 	cr_assert_eq(actuator__new(cg, &o, &next), 0);
 	cr_assert_eq(actuator__nr_journal(next), 1, "only the whole first line is a value");
 	actuator__free(next);
+}
+
+/*
+ * A journal that cannot be saved (here its temp file's name is taken by a directory): nothing is
+ * written, nothing stays journaled in memory only, a later pass does not write either, and once
+ * the journal can be saved the plan goes through.
+ */
+Test(actuator, unsaved_originals_are_never_written)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/journal.tmp", state_dir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	plan_set_quota(&plan, BE, 20000, "why");
+	for (int pass = 1; pass <= 2; pass++) {
+		cr_assert_eq(actuator__apply(act, &plan, pass), 0);
+		expect(BE, "cpu.max", "max 100000");
+		cr_assert_eq(actuator__nr_journal(act), 0, "pass %d: an unsaved original", pass);
+		cr_assert_eq(cgroupfs__nr_writes(cg), 0, "pass %d wrote", pass);
+	}
+	cr_assert_eq(actuator__count(act, "test", "cfs_quota", "no_journal"), 2);
+	cr_assert_eq(rmdir(path), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 3), 0);
+	expect(BE, "cpu.max", "20000 100000");
+	cr_assert(journal_exists());
 }

@@ -445,23 +445,47 @@ static int journal_reserved(struct actuator *a, bool *added)
 	return 0;
 }
 
+/*
+ * An original that is not on disk is not journaled: when the save fails, the entries added here
+ * go again, so that the next pass tries to save them before it writes, and a crash in between
+ * loses nothing.
+ */
 static int journal_items(struct actuator *a, const struct item *items, size_t n)
 {
+	size_t had = a->jr.n;
 	bool added = false;
-	int err;
+	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		if (items[i].orig || journal_find(&a->jr, items[i].cgroup, items[i].knob))
 			continue;
 		err = journal_add(&a->jr, items[i].cgroup, items[i].knob, &items[i].cur);
-		if (err)
-			return err;
 		added = true;
 	}
-	err = journal_reserved(a, &added);
+	if (!err)
+		err = journal_reserved(a, &added);
+	if (!err && added)
+		err = journal_save(&a->jr);
 	if (err)
-		return err;
-	return added ? journal_save(&a->jr) : 0;
+		a->jr.n = had;
+	return err;
+}
+
+/*
+ * Items held back because their originals could not be journaled are counted, not written.
+ * Restores go ahead: their originals are on disk already. Returns how many items are left.
+ */
+static size_t hold_unjournaled(struct actuator *a, struct item *items, size_t n)
+{
+	size_t left = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].orig)
+			items[left++] = items[i];
+		else
+			count(a, items[i].strategy, plan_knob_name(items[i].knob), "no_journal");
+	}
+	return left;
 }
 
 /* Drop journal entries that are back at their original, or whose cgroup is gone. */
@@ -510,13 +534,13 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 		free(items);
 		return 0;
 	}
-	err = journal_items(a, items, n);
-	if (!err) {
-		qsort(items, n, sizeof(*items), cmp_items);
-		phase_loosen(a, items, n);
-		phase_exact(a, items, n);
-		err = journal_prune(a, plan);
-	}
+	/* the journal said why, once; the next pass tries again */
+	if (journal_items(a, items, n))
+		n = hold_unjournaled(a, items, n);
+	qsort(items, n, sizeof(*items), cmp_items);
+	phase_loosen(a, items, n);
+	phase_exact(a, items, n);
+	err = journal_prune(a, plan);
 	free(items);
 	return err;
 }

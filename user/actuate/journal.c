@@ -104,8 +104,7 @@ static int write_lines(const struct journal *j, int fd)
 	return err;
 }
 
-/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
-int journal_save(struct journal *j)
+static int save(struct journal *j)
 {
 	char tmp[PATH_MAX + 8];
 	int fd, err;
@@ -117,11 +116,8 @@ int journal_save(struct journal *j)
 	}
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		log_err("journal write failed", "path=%s err=%d", tmp, err);
-		return err;
-	}
+	if (fd < 0)
+		return -errno;
 	err = write_lines(j, fd);
 	if (!err && fsync(fd))
 		err = -errno;
@@ -130,10 +126,25 @@ int journal_save(struct journal *j)
 		err = -errno;
 	if (!err)
 		err = fsync_dir(j->dir);
-	if (err) {
-		log_err("journal write failed", "path=%s err=%d", j->path, err);
+	if (err)
 		unlink(tmp);
-	}
+	return err;
+}
+
+/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
+int journal_save(struct journal *j)
+{
+	int err = save(j);
+
+	if (err && err != j->save_err)
+		log_err("journal cannot be saved: cgroup values whose originals it would hold are "
+			"left unchanged until it can",
+			"path=%s err=%d", j->path, err);
+	else if (err)
+		log_dbg("journal still cannot be saved", "path=%s err=%d", j->path, err);
+	else if (j->save_err)
+		log_info("journal saved again", "path=%s", j->path);
+	j->save_err = err;
 	return err;
 }
 

@@ -24,6 +24,7 @@ struct journal {
 	char path[PATH_MAX];
 	struct journal_entry *e;
 	size_t n, cap;
+	int save_err; /* of the last save, so that a failure is logged when it starts only */
 };
 
 /* Create @state_dir if missing and load the journal in it. A malformed line is skipped. */
@@ -37,7 +38,10 @@ int journal_add(struct journal *j, const char *cgroup, enum plan_knob knob,
 void journal_del(struct journal *j, size_t i);
 /* Room for @extra more entries, so that adding never moves the array under its users. */
 int journal_reserve(struct journal *j, size_t extra);
-/* Write the whole journal (no entries: remove the file). Logged on failure. */
+/*
+ * Write the whole journal (no entries: remove the file). A failure is logged at error when it
+ * starts or changes, at debug while it lasts, and its end at info.
+ */
 int journal_save(struct journal *j);
 
 #endif
