@@ -304,3 +304,26 @@ Test(actuator, unsaved_originals_are_never_written)
 	expect(BE, "cpu.max", "20000 100000");
 	cr_assert(journal_exists());
 }
+
+/*
+ * A planned cgroup removed and made again under the same path: the old one's original leaves
+ * the journal when the write finds it gone, so the new one's own value is what comes back.
+ */
+Test(actuator, a_remade_cgroup_keeps_its_own_original)
+{
+	char pod[PATH_MAX];
+
+	plan_set_quota(&plan, POD, 20000, "why");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	cr_assert_eq(actuator__nr_journal(act), 1);
+	cr_assert_eq(fake_cg__path(fc, NULL, POD, NULL, pod, sizeof(pod)), 0);
+	cr_assert_eq(fake_rmtree(pod), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	cr_assert_eq(actuator__nr_journal(act), 0, "the gone cgroup stays journaled");
+	cr_assert_eq(fake_cg__mkcg(fc, POD), 0);
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.max", "50000 100000"), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 3), 0);
+	expect(POD, "cpu.max", "20000 100000");
+	cr_assert_eq(actuator__restore(act), 0);
+	expect(POD, "cpu.max", "50000 100000");
+}

@@ -41,6 +41,7 @@ struct actuator {
 	bool dry_run;
 	enum cg_weight_formula formula;
 	struct journal jr;
+	bool jr_dirty; /* entries forgotten in this pass, not saved yet */
 	const struct plan *reserve; /* borrowed: knobs journaled ahead for reactions */
 	struct snap_action_count counts[SNAP_ACTION_KINDS];
 	size_t nr_counts;
@@ -380,10 +381,26 @@ static bool shares_moot(const struct plan *plan, const struct plan_entry *e)
 	return idle && idle->v.idle;
 }
 
+/*
+ * A planned knob whose cgroup is gone has nothing left to restore; its entry goes now, not when
+ * the plan lets go of it, so that a new cgroup of that path gets its own original journaled
+ * instead of the old one's. Called before any item points into the journal.
+ */
+static void forget(struct actuator *a, const char *cgroup, enum plan_knob knob)
+{
+	struct journal_entry *j = journal_find(&a->jr, cgroup, knob);
+
+	if (!j)
+		return;
+	journal_del(&a->jr, (size_t)(j - a->jr.e));
+	a->jr_dirty = true;
+}
+
 static int collect(struct actuator *a, const struct plan *plan, struct item **ret, size_t *nr)
 {
 	size_t cap = (plan ? plan->nr : 0) + a->jr.n, n = 0;
 	struct item *items = calloc(cap ? cap : 1, sizeof(*items));
+	int err;
 
 	if (!items)
 		return -ENOMEM;
@@ -399,8 +416,11 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 					  .strategy = e->strategy,
 					  .why = e->why,
 					  .want = e->v };
-		if (prepare(a, &items[n]) > 0)
+		err = prepare(a, &items[n]);
+		if (err > 0)
 			n++;
+		else if (err == -ENOENT || err == -ENODEV)
+			forget(a, e->cgroup, e->knob);
 	}
 	/* journaled knobs no plan entry owns any more go back to their originals */
 	for (size_t i = 0; i < a->jr.n; i++) {
@@ -493,11 +513,11 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 {
 	bool removed = false;
 	struct knob_value c;
+	int err;
 
 	for (size_t i = a->jr.n; i-- > 0;) {
 		struct journal_entry *j = &a->jr.e[i];
 		struct knob_target back = { .v = &j->orig.v, .orig = &j->orig };
-		int err;
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
 			continue;
@@ -511,7 +531,11 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 			removed = true;
 		}
 	}
-	return removed ? journal_save(&a->jr) : 0;
+	if (!removed && !a->jr_dirty)
+		return 0;
+	err = journal_save(&a->jr);
+	a->jr_dirty = err != 0;
+	return err;
 }
 
 /*
