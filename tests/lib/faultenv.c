@@ -82,13 +82,18 @@ int faultenv_remove_be(const struct faultenv *fe, unsigned int i)
 	return err;
 }
 
+void faultenv_knobs_read_one(const struct faultenv *fe, unsigned int i, struct faultenv_knobs *k)
+{
+	for (size_t f = 0; f < FAULTENV_NR_KNOBS; f++)
+		faultenv_read(fe, knob_files[f].ctrl, i, knob_files[f].file, k->v[i][f],
+			      sizeof(k->v[i][f]));
+}
+
 void faultenv_knobs_read(const struct faultenv *fe, struct faultenv_knobs *k)
 {
 	memset(k, 0, sizeof(*k));
 	for (unsigned int i = 0; i <= fe->nr_be; i++)
-		for (size_t f = 0; f < FAULTENV_NR_KNOBS; f++)
-			faultenv_read(fe, knob_files[f].ctrl, i, knob_files[f].file, k->v[i][f],
-				      sizeof(k->v[i][f]));
+		faultenv_knobs_read_one(fe, i, k);
 }
 
 bool faultenv_knobs_diff(const struct faultenv *fe, const struct faultenv_knobs *a,
@@ -128,24 +133,54 @@ static int set_originals(const struct faultenv *fe, unsigned int i)
 	return err;
 }
 
-static int make_cgroups(struct faultenv *fe)
+int faultenv_add_be(struct faultenv *fe, unsigned int i)
 {
 	char tag[32];
 	int err;
 
-	for (unsigned int i = 0; i <= fe->nr_be; i++) {
-		tag_of(i, tag, sizeof(tag));
-		for (size_t c = 0; c < 3; c++) {
-			err = live_cg_create(real_ctrls[c], tag);
-			if (err)
-				return err;
-			fe->cgroups = true;
-		}
-		err = set_originals(fe, i);
+	tag_of(i, tag, sizeof(tag));
+	for (size_t c = 0; c < 3; c++) {
+		err = live_cg_create(real_ctrls[c], tag);
+		if (err)
+			return err;
+		fe->cgroups = true;
+	}
+	return set_originals(fe, i);
+}
+
+int faultenv_readd_be(struct faultenv *fe, unsigned int i, const char *shares)
+{
+	char tag[32], from[512], to[512];
+	int err;
+
+	snprintf(tag, sizeof(tag), "top/new%u", i);
+	for (size_t c = 0; c < 3; c++) {
+		err = live_cg_create(real_ctrls[c], tag);
 		if (err)
 			return err;
 	}
-	return 0;
+	err = live_file_write("cpuset", tag, "cpuset.mems", "0");
+	if (!err)
+		err = live_file_write("cpuset", tag, "cpuset.cpus", "0-1");
+	if (!err)
+		err = live_file_write("cpu", tag, "cpu.shares", shares);
+	/* cpu last: the group's glob is matched in the cpu hierarchy */
+	for (size_t c = 3; !err && c-- > 0;) {
+		live_cg_path(from, sizeof(from), real_ctrls[c], tag);
+		snprintf(to, sizeof(to), "%.*s/be%u", (int)(strrchr(from, '/') - from), from, i);
+		if (rename(from, to))
+			err = -errno;
+	}
+	return err;
+}
+
+static int make_cgroups(struct faultenv *fe)
+{
+	int err = 0;
+
+	for (unsigned int i = 0; i <= fe->nr_be && !err; i++)
+		err = faultenv_add_be(fe, i);
+	return err;
 }
 
 /* --- mounts --------------------------------------------------------------------------------- */
@@ -332,8 +367,10 @@ int faultenv_write_suppress(struct faultenv *fe, const char *interval, const cha
 	snprintf(strat, sizeof(strat),
 		 "{\"cpuSuppress\": {\"policy\": \"%s\", \"beShares\": %d}, \"recovery\": \"%s\"}",
 		 policy, be_shares, recovery);
-	return faultenv_write_cfg(
-		fe, interval, "{\"resourceUsedThresholdWithBE\": {\"enable\": true}}", strat, "");
+	/* KQOS_TEST_DEBUG=1: kqosd logs at debug (with KQOS_TEST_KEEP_LOG, to read afterwards) */
+	return faultenv_write_cfg(fe, interval,
+				  "{\"resourceUsedThresholdWithBE\": {\"enable\": true}}", strat,
+				  getenv("KQOS_TEST_DEBUG") ? "\"logLevel\": \"debug\"" : "");
 }
 
 /* --- the daemon ----------------------------------------------------------------------------- */

@@ -86,11 +86,20 @@ int faultenv_write(const struct faultenv *fe, const char *ctrl, unsigned int i, 
 /* Poll be<@i>'s file until it reads @want or @ms pass. */
 bool faultenv_wait_file(const struct faultenv *fe, const char *ctrl, unsigned int i,
 			const char *file, const char *want, unsigned int ms);
+/* (Re)create be<@i> in every hierarchy with its original values; 0 or -errno. */
+int faultenv_add_be(struct faultenv *fe, unsigned int i);
+/*
+ * be<@i> made again, its values set (cpu.shares @shares, cpuset 0-1) before it matches "be*":
+ * made as new<@i> and renamed (cgroup v1 allows it), so that kqosd never sees it half set up.
+ */
+int faultenv_readd_be(struct faultenv *fe, unsigned int i, const char *shares);
 /* Remove be<@i> from every hierarchy (it holds no task). */
 int faultenv_remove_be(const struct faultenv *fe, unsigned int i);
 
 /* Every knob of top and each be<i> still present ("" for a removed one). */
 void faultenv_knobs_read(const struct faultenv *fe, struct faultenv_knobs *k);
+/* Only be<@i>'s (0: top) into @k. */
+void faultenv_knobs_read_one(const struct faultenv *fe, unsigned int i, struct faultenv_knobs *k);
 /* The first difference as "be3 cpu.shares: '2' != '703'" into @buf; false when equal. */
 bool faultenv_knobs_diff(const struct faultenv *fe, const struct faultenv_knobs *a,
 			 const struct faultenv_knobs *b, char *buf, size_t n);
