@@ -135,7 +135,8 @@ Test(actuator, writes_only_differences_and_is_idempotent)
 	expect(BE, "cpu.weight", "1"); /* shares 2 -> weight 1 */
 	expect(POD, "cpu.idle", "1");
 	expect(POD, "memory.max", "1048576");
-	cr_assert_eq(actuator__nr_journal(act), 6, "the idle=0 entry changed nothing");
+	/* the idle=0 entry changed nothing; POD's idle=1 brings its shares along */
+	cr_assert_eq(actuator__nr_journal(act), 7);
 	cr_assert_eq(actuator__count(act, "test", "cpuset", "ok"), 2);
 	cr_assert_eq(actuator__count(act, "test", "idle", "ok"), 1);
 	n = cgroupfs__nr_writes(cg);
@@ -173,7 +174,7 @@ Test(actuator, journal_survives_the_process)
 	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
 	/* what a new process finds after this one died without restoring */
 	cr_assert_eq(actuator__new(cg, &o, &next), 0);
-	cr_assert_eq(actuator__nr_journal(next), 6);
+	cr_assert_eq(actuator__nr_journal(next), 7);
 	cr_assert_eq(actuator__restore(next), 0);
 	actuator__free(next);
 	expect(BE, "cpu.max", "max 100000");
@@ -326,4 +327,33 @@ Test(actuator, a_remade_cgroup_keeps_its_own_original)
 	expect(POD, "cpu.max", "20000 100000");
 	cr_assert_eq(actuator__restore(act), 0);
 	expect(POD, "cpu.max", "50000 100000");
+}
+
+/*
+ * Entering cpu.idle drops cpu.shares (the kernel sets the idle weight, and 1024 on leaving), so
+ * an idle plan journals the shares too and restore puts them back after idle is left; while
+ * idle is planned, the journaled shares are not written (the kernel would refuse them).
+ */
+Test(actuator, idle_journals_the_shares_it_throws_away)
+{
+	char path[PATH_MAX], text[1024] = "";
+	FILE *f;
+
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.weight", "77"), 0);
+	plan_set_idle(&plan, POD, true, "why");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	cr_assert_not_null(strstr(text, "shares\t" POD "\tw 77\n"), "journal: %s", text);
+	cr_assert_eq(actuator__nr_journal(act), 2);
+	/* what the kernel does to an idle group's weight */
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.weight", "1"), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	expect(POD, "cpu.weight", "1");
+	cr_assert_eq(actuator__restore(act), 0);
+	expect(POD, "cpu.idle", "0");
+	expect(POD, "cpu.weight", "77");
 }

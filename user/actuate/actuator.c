@@ -370,15 +370,17 @@ static int prepare(struct actuator *a, struct item *it)
 	return item_equal(a, it, target(it)) ? 0 : 1;
 }
 
+static bool idle_planned(const struct plan *plan, const char *cgroup)
+{
+	const struct plan_entry *idle = plan ? plan_find(plan, cgroup, PLAN_KNOB_IDLE) : NULL;
+
+	return idle && idle->v.idle;
+}
+
 /* An idle group has no shares: the kernel reads 3 and refuses writes until idle is 0 again. */
 static bool shares_moot(const struct plan *plan, const struct plan_entry *e)
 {
-	const struct plan_entry *idle;
-
-	if (e->knob != PLAN_KNOB_SHARES)
-		return false;
-	idle = plan_find(plan, e->cgroup, PLAN_KNOB_IDLE);
-	return idle && idle->v.idle;
+	return e->knob == PLAN_KNOB_SHARES && idle_planned(plan, e->cgroup);
 }
 
 /*
@@ -428,6 +430,9 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
 			continue;
+		/* shares kept for an idle group: they come back when idle goes */
+		if (j->knob == PLAN_KNOB_SHARES && idle_planned(plan, j->cgroup))
+			continue;
 		items[n] = (struct item){ .cgroup = j->cgroup,
 					  .knob = j->knob,
 					  .strategy = RESTORE_WHO,
@@ -439,6 +444,22 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 	*ret = items;
 	*nr = n;
 	return 0;
+}
+
+/*
+ * Entering cpu.idle throws cpu.shares away: the kernel gives an idle group the idle weight and
+ * one that leaves idle the default 1024, whatever it had. So the shares are journaled with the
+ * idle knob, before idle is first written, and come back after it when restored.
+ */
+static int journal_shares_of_idle(struct actuator *a, const char *cgroup, bool *added)
+{
+	struct knob_value c;
+
+	if (journal_find(&a->jr, cgroup, PLAN_KNOB_SHARES) ||
+	    read_cur(a, cgroup, PLAN_KNOB_SHARES, &c))
+		return 0;
+	*added = true;
+	return journal_add(&a->jr, cgroup, PLAN_KNOB_SHARES, &c);
 }
 
 /* Journal what is about to change for the first time; persisted before any write. */
@@ -458,6 +479,8 @@ static int journal_reserved(struct actuator *a, bool *added)
 		if (journal_find(&a->jr, e->cgroup, e->knob) || read_cur(a, e->cgroup, e->knob, &c))
 			continue;
 		err = journal_add(&a->jr, e->cgroup, e->knob, &c);
+		if (!err && e->knob == PLAN_KNOB_IDLE)
+			err = journal_shares_of_idle(a, e->cgroup, added);
 		if (err)
 			return err;
 		*added = true;
@@ -480,6 +503,8 @@ static int journal_items(struct actuator *a, const struct item *items, size_t n)
 		if (items[i].orig || journal_find(&a->jr, items[i].cgroup, items[i].knob))
 			continue;
 		err = journal_add(&a->jr, items[i].cgroup, items[i].knob, &items[i].cur);
+		if (!err && items[i].knob == PLAN_KNOB_IDLE)
+			err = journal_shares_of_idle(a, items[i].cgroup, &added);
 		added = true;
 	}
 	if (!err)
@@ -523,6 +548,8 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 			continue;
 		if (a->reserve && plan_find(a->reserve, j->cgroup, j->knob))
 			continue;
+		if (j->knob == PLAN_KNOB_SHARES && idle_planned(plan, j->cgroup))
+			continue;
 		err = read_cur(a, j->cgroup, j->knob, &c);
 		if (!err && knob_ops(j->knob)->holds(&c, &back))
 			err = -ENOENT;
@@ -548,7 +575,9 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	size_t n;
 	int err;
 
-	err = journal_reserve(&a->jr, (plan ? plan->nr : 0) + (a->reserve ? a->reserve->nr : 0));
+	/* twice: an idle entry brings its cgroup's shares along */
+	err = journal_reserve(&a->jr,
+			      2 * ((plan ? plan->nr : 0) + (a->reserve ? a->reserve->nr : 0)));
 	if (!err)
 		err = collect(a, plan, &items, &n);
 	if (err)
