@@ -175,13 +175,31 @@ static int parse_line(struct journal *j, char *line, unsigned int lineno)
 bad:
 	/* a bad line cannot be restored; the others still can */
 	log_err("journal line malformed, skipped", "path=%s line=%u", j->path, lineno);
-	return 0;
+	return 1;
+}
+
+/*
+ * The next save replaces the journal, and with it what its bad lines held: the file as found is
+ * kept beside it (a hard link to the same bytes) for a human to read.
+ */
+static void keep_bad(const struct journal *j, unsigned int nr_bad)
+{
+	char bad[PATH_MAX + 8];
+
+	snprintf(bad, sizeof(bad), "%s.bad", j->path);
+	unlink(bad);
+	if (link(j->path, bad))
+		log_warn("journal with malformed lines could not be kept", "path=%s err=%d", bad,
+			 -errno);
+	else
+		log_warn("journal with malformed lines kept as found", "path=%s bad_lines=%u", bad,
+			 nr_bad);
 }
 
 /* Whole lines, however long: a long line's tail is no line of its own. */
 static int load(struct journal *j)
 {
-	unsigned int lineno = 0;
+	unsigned int lineno = 0, nr_bad = 0;
 	FILE *f = fopen(j->path, "re");
 	char *line = NULL;
 	size_t cap = 0;
@@ -189,11 +207,15 @@ static int load(struct journal *j)
 
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	while (!err && getline(&line, &cap, f) >= 0)
+	while (err >= 0 && getline(&line, &cap, f) >= 0) {
 		err = parse_line(j, line, ++lineno);
+		nr_bad += err > 0;
+	}
 	free(line);
 	fclose(f);
-	return err;
+	if (err >= 0 && nr_bad)
+		keep_bad(j, nr_bad);
+	return err < 0 ? err : 0;
 }
 
 int journal_open(struct journal *j, const char *state_dir)

@@ -27,7 +27,10 @@ struct journal {
 	int save_err; /* of the last save, so that a failure is logged when it starts only */
 };
 
-/* Create @state_dir if missing and load the journal in it. A malformed line is skipped. */
+/*
+ * Create @state_dir if missing and load the journal in it. A malformed line is skipped, and a
+ * journal with one is kept as found in <state_dir>/journal.bad.
+ */
 int journal_open(struct journal *j, const char *state_dir);
 void journal_close(struct journal *j);
 
