@@ -114,6 +114,9 @@ static int save(struct journal *j)
 			return -errno;
 		return fsync_dir(j->dir);
 	}
+	/* a state dir that could not be made at start may be possible now */
+	if (mkdir(j->dir, 0700) && errno != EEXIST)
+		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -227,10 +230,14 @@ int journal_open(struct journal *j, const char *state_dir)
 	    snprintf(j->path, sizeof(j->path), "%s/%s", state_dir, JOURNAL_NAME) >=
 		    (int)sizeof(j->path))
 		return -ENAMETOOLONG;
+	/*
+	 * No state dir (a read-only or full parent) holds no journal to load: kqos runs, and the
+	 * first save says that nothing is changed until one can be made.
+	 */
 	if (mkdir(j->dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		log_err("cannot create state dir", "path=%s err=%d", j->dir, err);
-		return err;
+		log_warn("cannot create state dir; tried again at each save", "path=%s err=%d",
+			 j->dir, -errno);
+		return 0;
 	}
 	err = load(j);
 	if (err)

@@ -29,7 +29,8 @@ struct journal {
 
 /*
  * Create @state_dir if missing and load the journal in it. A malformed line is skipped, and a
- * journal with one is kept as found in <state_dir>/journal.bad.
+ * journal with one is kept as found in <state_dir>/journal.bad. A state dir that cannot be
+ * made is no error: saves fail (and so nothing is written) until it can.
  */
 int journal_open(struct journal *j, const char *state_dir);
 void journal_close(struct journal *j);
