@@ -150,7 +150,7 @@ test-live: $(LIVE_BINS) $(KQOSD) $(KQOSTOP) $(FAKEFS)
 
 # Faults injected against kqosd (docs/testing.md "Faults"); part of test-live and test too.
 FAULT_BINS := $(filter $(OUTPUT)/tests/live/test_faults_%,$(LIVE_BINS))
-test-faults: $(FAULT_BINS) $(KQOSD)
+test-faults: $(FAULT_BINS) $(KQOSD) $(FAKEFS)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(FAULT_BINS)
 
 style:
