@@ -119,8 +119,8 @@ RUN_ARGS ?=
 .DEFAULT_GOAL := all
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all kqosd kqos-top tests deps run test _run _test test-unit test-live style vmlinux \
-	bench clean help fakefs
+.PHONY: all kqosd kqos-top tests deps run test _run _test test-unit test-live test-faults style \
+	vmlinux bench clean help fakefs
 
 all: $(KQOSD) $(KQOSTOP)
 kqosd: $(KQOSD)
@@ -147,6 +147,11 @@ test-unit: $(UNIT_BINS) $(KQOSD) $(KQOSTOP)
 
 test-live: $(LIVE_BINS) $(KQOSD) $(KQOSTOP) $(FAKEFS)
 	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(LIVE_BINS)
+
+# Faults injected against kqosd (docs/testing.md "Faults"); part of test-live and test too.
+FAULT_BINS := $(filter $(OUTPUT)/tests/live/test_faults_%,$(LIVE_BINS))
+test-faults: $(FAULT_BINS) $(KQOSD) $(FAKEFS)
+	$(Q)OUTPUT=$(OUTPUT) scripts/run-tests.sh $(FAULT_BINS)
 
 style:
 	$(Q)scripts/check-style.sh
@@ -247,6 +252,7 @@ help:
 	@echo '  make all        build kqosd and kqos-top into $$(OUTPUT) (.output)'
 	@echo '  make test-unit  unit tests only (no root)'
 	@echo '  make test-live  live tests only (root, BPF, real cgroups)'
+	@echo '  make test-faults  faults injected against kqosd (root; part of test-live)'
 	@echo '  make bench      bench/overhead.sh: kqos vs runqlat, printed, not asserted'
 	@echo '  make style      clang-format check, shellcheck'
 	@echo '  make vmlinux    regenerate vmlinux/$$(ARCH)/vmlinux.h from /sys/kernel/btf/vmlinux'

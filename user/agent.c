@@ -644,13 +644,14 @@ static size_t roots(const struct agent *a, const struct snapshot *s, uint64_t *i
 	if (*s->node.kubepods && n < cap && !host__cgid_of(a->host, s->node.kubepods, &ids[n]))
 		n++;
 	for (__u32 i = 0; i < a->cfg.pods.nr_groups && n < cap; i++) {
+		const char *pat = a->cfg.pods.groups[i].cgroup;
 		char dir[256], *cut;
 
-		snprintf(dir, sizeof(dir), "%s", a->cfg.pods.groups[i].cgroup);
+		/* "be*" is "/be*": relative to the hierarchy, as the static source reads it */
+		pat += strspn(pat, "/");
+		snprintf(dir, sizeof(dir), "/%s", pat);
 		dir[strcspn(dir, "*?[")] = '\0';
 		cut = strrchr(dir, '/');
-		if (!cut)
-			continue;
 		cut[cut == dir] = '\0'; /* "/a*" -> "/", "/x/y" -> "/x" */
 		if (!host__cgid_of(a->host, cut == dir ? "" : dir, &ids[n]))
 			n++;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 
 #include "actuator.h"
 #include "cgroupfs.h"
@@ -75,6 +76,8 @@ static void teardown(void)
 		unlink(path);
 		snprintf(path, sizeof(path), "%s/journal.tmp", state_dir);
 		unlink(path);
+		snprintf(path, sizeof(path), "%s/journal.bad", state_dir);
+		unlink(path);
 		rmdir(state_dir);
 		state_dir = NULL;
 	}
@@ -134,7 +137,8 @@ Test(actuator, writes_only_differences_and_is_idempotent)
 	expect(BE, "cpu.weight", "1"); /* shares 2 -> weight 1 */
 	expect(POD, "cpu.idle", "1");
 	expect(POD, "memory.max", "1048576");
-	cr_assert_eq(actuator__nr_journal(act), 6, "the idle=0 entry changed nothing");
+	/* the idle=0 entry changed nothing; POD's idle=1 brings its shares along */
+	cr_assert_eq(actuator__nr_journal(act), 7);
 	cr_assert_eq(actuator__count(act, "test", "cpuset", "ok"), 2);
 	cr_assert_eq(actuator__count(act, "test", "idle", "ok"), 1);
 	n = cgroupfs__nr_writes(cg);
@@ -172,7 +176,7 @@ Test(actuator, journal_survives_the_process)
 	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
 	/* what a new process finds after this one died without restoring */
 	cr_assert_eq(actuator__new(cg, &o, &next), 0);
-	cr_assert_eq(actuator__nr_journal(next), 6);
+	cr_assert_eq(actuator__nr_journal(next), 7);
 	cr_assert_eq(actuator__restore(next), 0);
 	actuator__free(next);
 	expect(BE, "cpu.max", "max 100000");
@@ -250,6 +254,111 @@ Test(actuator, bad_journal_lines_are_skipped)
 	cr_assert_eq(actuator__new(cg, &o, &next), 0);
 	cr_assert_eq(actuator__nr_journal(next), 2);
 	actuator__free(next);
+	/* the next save replaces the file: the one with the bad lines is kept for a human */
+	snprintf(path, sizeof(path), "%s/journal.bad", state_dir);
+	cr_assert_eq(access(path, F_OK), 0, "journal.bad missing");
 }
 
 /* The enforcer over the fake tree: a canned snapshot, cfsQuota suppress, then restore. */
+
+/*
+ * A journal cut inside its last line ("w 10" of "w 100") holds no value for that knob, and a
+ * line longer than any the journal writes is one bad line, however it ends.
+ */
+Test(actuator, torn_and_overlong_journal_lines_are_skipped)
+{
+	struct actuator_opts o = { .state_dir = state_dir };
+	struct actuator *next;
+	char path[PATH_MAX];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	f = fopen(path, "w");
+	cr_assert_not_null(f);
+	fputs("# kqos journal v1\ncfs_quota\t" BE "\t-1 100000\n", f);
+	for (int i = 0; i < 20000; i++)
+		fputc('x', f);
+	fputs("\tshares\t" POD "\tw 100\n", f);
+	fputs("shares\t" BE "\tw 10", f);
+	fclose(f);
+	cr_assert_eq(actuator__new(cg, &o, &next), 0);
+	cr_assert_eq(actuator__nr_journal(next), 1, "only the whole first line is a value");
+	actuator__free(next);
+}
+
+/*
+ * A journal that cannot be saved (here its temp file's name is taken by a directory): nothing is
+ * written, nothing stays journaled in memory only, a later pass does not write either, and once
+ * the journal can be saved the plan goes through.
+ */
+Test(actuator, unsaved_originals_are_never_written)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/journal.tmp", state_dir);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	plan_set_quota(&plan, BE, 20000, "why");
+	for (int pass = 1; pass <= 2; pass++) {
+		cr_assert_eq(actuator__apply(act, &plan, pass), 0);
+		expect(BE, "cpu.max", "max 100000");
+		cr_assert_eq(actuator__nr_journal(act), 0, "pass %d: an unsaved original", pass);
+		cr_assert_eq(cgroupfs__nr_writes(cg), 0, "pass %d wrote", pass);
+	}
+	cr_assert_eq(actuator__count(act, "test", "cfs_quota", "no_journal"), 2);
+	cr_assert_eq(rmdir(path), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 3), 0);
+	expect(BE, "cpu.max", "20000 100000");
+	cr_assert(journal_exists());
+}
+
+/*
+ * A planned cgroup removed and made again under the same path: the old one's original leaves
+ * the journal when the write finds it gone, so the new one's own value is what comes back.
+ */
+Test(actuator, a_remade_cgroup_keeps_its_own_original)
+{
+	char pod[PATH_MAX];
+
+	plan_set_quota(&plan, POD, 20000, "why");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	cr_assert_eq(actuator__nr_journal(act), 1);
+	cr_assert_eq(fake_cg__path(fc, NULL, POD, NULL, pod, sizeof(pod)), 0);
+	cr_assert_eq(fake_rmtree(pod), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	cr_assert_eq(actuator__nr_journal(act), 0, "the gone cgroup stays journaled");
+	cr_assert_eq(fake_cg__mkcg(fc, POD), 0);
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.max", "50000 100000"), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 3), 0);
+	expect(POD, "cpu.max", "20000 100000");
+	cr_assert_eq(actuator__restore(act), 0);
+	expect(POD, "cpu.max", "50000 100000");
+}
+
+/*
+ * Entering cpu.idle drops cpu.shares (the kernel sets the idle weight, and 1024 on leaving), so
+ * an idle plan journals the shares too and restore puts them back after idle is left; while
+ * idle is planned, the journaled shares are not written (the kernel would refuse them).
+ */
+Test(actuator, idle_journals_the_shares_it_throws_away)
+{
+	char path[PATH_MAX], text[1024] = "";
+	FILE *f;
+
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.weight", "77"), 0);
+	plan_set_idle(&plan, POD, true, "why");
+	cr_assert_eq(actuator__apply(act, &plan, 1), 0);
+	snprintf(path, sizeof(path), "%s/journal", state_dir);
+	f = fopen(path, "r");
+	cr_assert_not_null(f);
+	text[fread(text, 1, sizeof(text) - 1, f)] = '\0';
+	fclose(f);
+	cr_assert_not_null(strstr(text, "shares\t" POD "\tw 77\n"), "journal: %s", text);
+	cr_assert_eq(actuator__nr_journal(act), 2);
+	/* what the kernel does to an idle group's weight */
+	cr_assert_eq(fake_cg__write(fc, NULL, POD, "cpu.weight", "1"), 0);
+	cr_assert_eq(actuator__apply(act, &plan, 2), 0);
+	expect(POD, "cpu.weight", "1");
+	cr_assert_eq(actuator__restore(act), 0);
+	expect(POD, "cpu.idle", "0");
+	expect(POD, "cpu.weight", "77");
+}

@@ -41,6 +41,7 @@ struct actuator {
 	bool dry_run;
 	enum cg_weight_formula formula;
 	struct journal jr;
+	bool jr_dirty; /* entries forgotten in this pass, not saved yet */
 	const struct plan *reserve; /* borrowed: knobs journaled ahead for reactions */
 	struct snap_action_count counts[SNAP_ACTION_KINDS];
 	size_t nr_counts;
@@ -369,21 +370,39 @@ static int prepare(struct actuator *a, struct item *it)
 	return item_equal(a, it, target(it)) ? 0 : 1;
 }
 
+static bool idle_planned(const struct plan *plan, const char *cgroup)
+{
+	const struct plan_entry *idle = plan ? plan_find(plan, cgroup, PLAN_KNOB_IDLE) : NULL;
+
+	return idle && idle->v.idle;
+}
+
 /* An idle group has no shares: the kernel reads 3 and refuses writes until idle is 0 again. */
 static bool shares_moot(const struct plan *plan, const struct plan_entry *e)
 {
-	const struct plan_entry *idle;
+	return e->knob == PLAN_KNOB_SHARES && idle_planned(plan, e->cgroup);
+}
 
-	if (e->knob != PLAN_KNOB_SHARES)
-		return false;
-	idle = plan_find(plan, e->cgroup, PLAN_KNOB_IDLE);
-	return idle && idle->v.idle;
+/*
+ * A planned knob whose cgroup is gone has nothing left to restore; its entry goes now, not when
+ * the plan lets go of it, so that a new cgroup of that path gets its own original journaled
+ * instead of the old one's. Called before any item points into the journal.
+ */
+static void forget(struct actuator *a, const char *cgroup, enum plan_knob knob)
+{
+	struct journal_entry *j = journal_find(&a->jr, cgroup, knob);
+
+	if (!j)
+		return;
+	journal_del(&a->jr, (size_t)(j - a->jr.e));
+	a->jr_dirty = true;
 }
 
 static int collect(struct actuator *a, const struct plan *plan, struct item **ret, size_t *nr)
 {
 	size_t cap = (plan ? plan->nr : 0) + a->jr.n, n = 0;
 	struct item *items = calloc(cap ? cap : 1, sizeof(*items));
+	int err;
 
 	if (!items)
 		return -ENOMEM;
@@ -399,14 +418,20 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 					  .strategy = e->strategy,
 					  .why = e->why,
 					  .want = e->v };
-		if (prepare(a, &items[n]) > 0)
+		err = prepare(a, &items[n]);
+		if (err > 0)
 			n++;
+		else if (err == -ENOENT || err == -ENODEV)
+			forget(a, e->cgroup, e->knob);
 	}
 	/* journaled knobs no plan entry owns any more go back to their originals */
 	for (size_t i = 0; i < a->jr.n; i++) {
 		const struct journal_entry *j = &a->jr.e[i];
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
+			continue;
+		/* shares kept for an idle group: they come back when idle goes */
+		if (j->knob == PLAN_KNOB_SHARES && idle_planned(plan, j->cgroup))
 			continue;
 		items[n] = (struct item){ .cgroup = j->cgroup,
 					  .knob = j->knob,
@@ -419,6 +444,22 @@ static int collect(struct actuator *a, const struct plan *plan, struct item **re
 	*ret = items;
 	*nr = n;
 	return 0;
+}
+
+/*
+ * Entering cpu.idle throws cpu.shares away: the kernel gives an idle group the idle weight and
+ * one that leaves idle the default 1024, whatever it had. So the shares are journaled with the
+ * idle knob, before idle is first written, and come back after it when restored.
+ */
+static int journal_shares_of_idle(struct actuator *a, const char *cgroup, bool *added)
+{
+	struct knob_value c;
+
+	if (journal_find(&a->jr, cgroup, PLAN_KNOB_SHARES) ||
+	    read_cur(a, cgroup, PLAN_KNOB_SHARES, &c))
+		return 0;
+	*added = true;
+	return journal_add(&a->jr, cgroup, PLAN_KNOB_SHARES, &c);
 }
 
 /* Journal what is about to change for the first time; persisted before any write. */
@@ -438,6 +479,8 @@ static int journal_reserved(struct actuator *a, bool *added)
 		if (journal_find(&a->jr, e->cgroup, e->knob) || read_cur(a, e->cgroup, e->knob, &c))
 			continue;
 		err = journal_add(&a->jr, e->cgroup, e->knob, &c);
+		if (!err && e->knob == PLAN_KNOB_IDLE)
+			err = journal_shares_of_idle(a, e->cgroup, added);
 		if (err)
 			return err;
 		*added = true;
@@ -445,23 +488,49 @@ static int journal_reserved(struct actuator *a, bool *added)
 	return 0;
 }
 
+/*
+ * An original that is not on disk is not journaled: when the save fails, the entries added here
+ * go again, so that the next pass tries to save them before it writes, and a crash in between
+ * loses nothing.
+ */
 static int journal_items(struct actuator *a, const struct item *items, size_t n)
 {
+	size_t had = a->jr.n;
 	bool added = false;
-	int err;
+	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n && !err; i++) {
 		if (items[i].orig || journal_find(&a->jr, items[i].cgroup, items[i].knob))
 			continue;
 		err = journal_add(&a->jr, items[i].cgroup, items[i].knob, &items[i].cur);
-		if (err)
-			return err;
+		if (!err && items[i].knob == PLAN_KNOB_IDLE)
+			err = journal_shares_of_idle(a, items[i].cgroup, &added);
 		added = true;
 	}
-	err = journal_reserved(a, &added);
+	if (!err)
+		err = journal_reserved(a, &added);
+	if (!err && added)
+		err = journal_save(&a->jr);
 	if (err)
-		return err;
-	return added ? journal_save(&a->jr) : 0;
+		a->jr.n = had;
+	return err;
+}
+
+/*
+ * Items held back because their originals could not be journaled are counted, not written.
+ * Restores go ahead: their originals are on disk already. Returns how many items are left.
+ */
+static size_t hold_unjournaled(struct actuator *a, struct item *items, size_t n)
+{
+	size_t left = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (items[i].orig)
+			items[left++] = items[i];
+		else
+			count(a, items[i].strategy, plan_knob_name(items[i].knob), "no_journal");
+	}
+	return left;
 }
 
 /* Drop journal entries that are back at their original, or whose cgroup is gone. */
@@ -469,15 +538,17 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 {
 	bool removed = false;
 	struct knob_value c;
+	int err;
 
 	for (size_t i = a->jr.n; i-- > 0;) {
 		struct journal_entry *j = &a->jr.e[i];
 		struct knob_target back = { .v = &j->orig.v, .orig = &j->orig };
-		int err;
 
 		if (plan && plan_find(plan, j->cgroup, j->knob))
 			continue;
 		if (a->reserve && plan_find(a->reserve, j->cgroup, j->knob))
+			continue;
+		if (j->knob == PLAN_KNOB_SHARES && idle_planned(plan, j->cgroup))
 			continue;
 		err = read_cur(a, j->cgroup, j->knob, &c);
 		if (!err && knob_ops(j->knob)->holds(&c, &back))
@@ -487,7 +558,11 @@ static int journal_prune(struct actuator *a, const struct plan *plan)
 			removed = true;
 		}
 	}
-	return removed ? journal_save(&a->jr) : 0;
+	if (!removed && !a->jr_dirty)
+		return 0;
+	err = journal_save(&a->jr);
+	a->jr_dirty = err != 0;
+	return err;
 }
 
 /*
@@ -500,7 +575,9 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 	size_t n;
 	int err;
 
-	err = journal_reserve(&a->jr, (plan ? plan->nr : 0) + (a->reserve ? a->reserve->nr : 0));
+	/* twice: an idle entry brings its cgroup's shares along */
+	err = journal_reserve(&a->jr,
+			      2 * ((plan ? plan->nr : 0) + (a->reserve ? a->reserve->nr : 0)));
 	if (!err)
 		err = collect(a, plan, &items, &n);
 	if (err)
@@ -510,13 +587,13 @@ static int run_pass(struct actuator *a, const struct plan *plan)
 		free(items);
 		return 0;
 	}
-	err = journal_items(a, items, n);
-	if (!err) {
-		qsort(items, n, sizeof(*items), cmp_items);
-		phase_loosen(a, items, n);
-		phase_exact(a, items, n);
-		err = journal_prune(a, plan);
-	}
+	/* the journal said why, once; the next pass tries again */
+	if (journal_items(a, items, n))
+		n = hold_unjournaled(a, items, n);
+	qsort(items, n, sizeof(*items), cmp_items);
+	phase_loosen(a, items, n);
+	phase_exact(a, items, n);
+	err = journal_prune(a, plan);
 	free(items);
 	return err;
 }

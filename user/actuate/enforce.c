@@ -147,6 +147,30 @@ static int open_rdt(struct enforcer *e, const struct enforce_opts *opts)
 	return 0;
 }
 
+/*
+ * A v1 controller missing under the cgroup root (not mounted, or not in this mount namespace):
+ * said once here, since each of its knobs then fails for every cgroup with only a path.
+ */
+static void log_missing_ctrls(const struct cgroupfs *cg)
+{
+	static const struct {
+		enum cg_ctrl ctrl;
+		const char *name, *knobs;
+	} ctrls[] = {
+		{ CG_CTRL_CPU, "cpu", "quota, shares, idle, burst" },
+		{ CG_CTRL_CPUSET, "cpuset", "cpusets" },
+		{ CG_CTRL_MEMORY, "memory", "memory limits" },
+	};
+
+	for (size_t i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++)
+		if (!cgroupfs__ctrl_root(cg, ctrls[i].ctrl))
+			log_warn(
+				"cgroup controller not mounted under the cgroup root: its knobs are "
+				"not enforced",
+				"controller=%s knobs=\"%s\" root=%s", ctrls[i].name, ctrls[i].knobs,
+				cgroupfs__root(cg));
+}
+
 int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 {
 	struct actuator_opts aopts = { 0 };
@@ -172,6 +196,7 @@ int enforcer__new(const struct enforce_opts *opts, struct enforcer **ret)
 			opts->cgroup_root ? opts->cgroup_root : "/sys/fs/cgroup", err);
 		goto err;
 	}
+	log_missing_ctrls(e->cg);
 	aopts.state_dir = opts->state_dir ? opts->state_dir : ENFORCE_STATE_DIR_DEFAULT;
 	aopts.dry_run = opts->dry_run;
 	aopts.formula = e->cfg.weight_formula;

@@ -104,8 +104,7 @@ static int write_lines(const struct journal *j, int fd)
 	return err;
 }
 
-/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
-int journal_save(struct journal *j)
+static int save(struct journal *j)
 {
 	char tmp[PATH_MAX + 8];
 	int fd, err;
@@ -115,13 +114,13 @@ int journal_save(struct journal *j)
 			return -errno;
 		return fsync_dir(j->dir);
 	}
+	/* a state dir that could not be made at start may be possible now */
+	if (mkdir(j->dir, 0700) && errno != EEXIST)
+		return -errno;
 	snprintf(tmp, sizeof(tmp), "%s.tmp", j->path);
 	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		log_err("journal write failed", "path=%s err=%d", tmp, err);
-		return err;
-	}
+	if (fd < 0)
+		return -errno;
 	err = write_lines(j, fd);
 	if (!err && fsync(fd))
 		err = -errno;
@@ -130,20 +129,38 @@ int journal_save(struct journal *j)
 		err = -errno;
 	if (!err)
 		err = fsync_dir(j->dir);
-	if (err) {
-		log_err("journal write failed", "path=%s err=%d", j->path, err);
+	if (err)
 		unlink(tmp);
-	}
+	return err;
+}
+
+/* Crash-safe: the old journal or the new one is on disk, never a torn file. */
+int journal_save(struct journal *j)
+{
+	int err = save(j);
+
+	if (err && err != j->save_err)
+		log_err("journal cannot be saved: cgroup values whose originals it would hold are "
+			"left unchanged until it can",
+			"path=%s err=%d", j->path, err);
+	else if (err)
+		log_dbg("journal still cannot be saved", "path=%s err=%d", j->path, err);
+	else if (j->save_err)
+		log_info("journal saved again", "path=%s", j->path);
+	j->save_err = err;
 	return err;
 }
 
 static int parse_line(struct journal *j, char *line, unsigned int lineno)
 {
-	char *knob = line, *cg, *val;
+	char *knob = line, *cg, *val, *nl = strchr(line, '\n');
 	struct knob_value o = { 0 };
 	enum plan_knob k;
 
-	line[strcspn(line, "\n")] = '\0';
+	/* every line is written whole with its newline: one without was cut short */
+	if (!nl)
+		goto bad;
+	*nl = '\0';
 	if (!line[0] || line[0] == '#')
 		return 0;
 	cg = strchr(knob, '\t');
@@ -161,22 +178,47 @@ static int parse_line(struct journal *j, char *line, unsigned int lineno)
 bad:
 	/* a bad line cannot be restored; the others still can */
 	log_err("journal line malformed, skipped", "path=%s line=%u", j->path, lineno);
-	return 0;
+	return 1;
 }
 
+/*
+ * The next save replaces the journal, and with it what its bad lines held: the file as found is
+ * kept beside it (a hard link to the same bytes) for a human to read.
+ */
+static void keep_bad(const struct journal *j, unsigned int nr_bad)
+{
+	char bad[PATH_MAX + 8];
+
+	snprintf(bad, sizeof(bad), "%s.bad", j->path);
+	unlink(bad);
+	if (link(j->path, bad))
+		log_warn("journal with malformed lines could not be kept", "path=%s err=%d", bad,
+			 -errno);
+	else
+		log_warn("journal with malformed lines kept as found", "path=%s bad_lines=%u", bad,
+			 nr_bad);
+}
+
+/* Whole lines, however long: a long line's tail is no line of its own. */
 static int load(struct journal *j)
 {
-	char line[LINE_MAX_LEN];
-	unsigned int lineno = 0;
+	unsigned int lineno = 0, nr_bad = 0;
 	FILE *f = fopen(j->path, "re");
+	char *line = NULL;
+	size_t cap = 0;
 	int err = 0;
 
 	if (!f)
 		return errno == ENOENT ? 0 : -errno;
-	while (!err && fgets(line, sizeof(line), f))
+	while (err >= 0 && getline(&line, &cap, f) >= 0) {
 		err = parse_line(j, line, ++lineno);
+		nr_bad += err > 0;
+	}
+	free(line);
 	fclose(f);
-	return err;
+	if (err >= 0 && nr_bad)
+		keep_bad(j, nr_bad);
+	return err < 0 ? err : 0;
 }
 
 int journal_open(struct journal *j, const char *state_dir)
@@ -188,10 +230,14 @@ int journal_open(struct journal *j, const char *state_dir)
 	    snprintf(j->path, sizeof(j->path), "%s/%s", state_dir, JOURNAL_NAME) >=
 		    (int)sizeof(j->path))
 		return -ENAMETOOLONG;
+	/*
+	 * No state dir (a read-only or full parent) holds no journal to load: kqos runs, and the
+	 * first save says that nothing is changed until one can be made.
+	 */
 	if (mkdir(j->dir, 0700) && errno != EEXIST) {
-		err = -errno;
-		log_err("cannot create state dir", "path=%s err=%d", j->dir, err);
-		return err;
+		log_warn("cannot create state dir; tried again at each save", "path=%s err=%d",
+			 j->dir, -errno);
+		return 0;
 	}
 	err = load(j);
 	if (err)
