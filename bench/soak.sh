@@ -123,7 +123,9 @@ for d in $DAEMONS; do
 		tail -n 20 "$TMP/$d/kqosd.log" >&2
 		die "kqosd '$d' did not start"
 	}
-	args+=(--daemon "$d:${PID[$d]}:$TMP/$d/sock:$TMP/$d/state/journal")
+	mount=$CG/cpu
+	[ "$d" = v2 ] && mount=$CG/unified
+	args+=(--daemon "$d:${PID[$d]}:$TMP/$d/sock:$TMP/$d/state/journal:$mount")
 done
 
 echo "# kqosd $("$KQOSD" --version 2>&1 | head -n 1), interval $INTERVAL, reapInterval $REAP," \

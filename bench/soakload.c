@@ -10,7 +10,7 @@
  *   soakload --top NAME [--cgroups 1000] [--duration 60] [--live 50] [--pods-file F]
  *            [--warmup 5] [--settle 30] [--probe-ms 100] [--map-slack 16]
  *            [--rss-growth-kb 4096] [--read-bound-ms 200]
- *            --daemon LABEL:PID:SOCKET:JOURNAL ...
+ *            --daemon LABEL:PID:SOCKET:JOURNAL:MOUNT ...   (MOUNT: whose cgroup ids it keys on)
  */
 #include <errno.h>
 #include <getopt.h>
@@ -32,17 +32,19 @@ static const char *const phase_name[] = { "base", "churn", "settle" };
 struct map_fig {
 	struct soak_map m;
 	long base, peak, final;
+	long stale_base, stale_peak, stale_final; /* entries of cgroups that are gone */
 	bool seen_base;
 };
 
 struct daemon {
-	char label[16], sock[108], journal[256];
+	char label[16], sock[108], journal[256], mount[128];
 	pid_t pid;
 	struct soak_probe *probe;
 	struct map_fig maps[SOAK_MAX_MAPS];
 	size_t nr_maps;
 	long rss_base, rss_warm, rss_peak_warm, rss_peak, rss_final;
 	long fd_base, fd_peak, fd_final;
+	char fds_before[8192]; /* what the fds pointed to at the baseline */
 	size_t jr_peak, jr_gone_final, jr_lines_final;
 	long cpu_last, cpu_base, cpu_churn_end;
 	__u64 cpu_last_ms, base_end_ms, churn_end_ms;
@@ -78,14 +80,15 @@ static int parse_daemon(char *arg)
 {
 	struct daemon *d = &ds[nr_ds];
 	char *label = strtok(arg, ":"), *pid = strtok(NULL, ":"), *sock = strtok(NULL, ":");
-	char *journal = strtok(NULL, "");
+	char *journal = strtok(NULL, ":"), *mount = strtok(NULL, "");
 
-	if (nr_ds >= MAX_DAEMONS || !label || !pid || !sock || !journal)
+	if (nr_ds >= MAX_DAEMONS || !label || !pid || !sock || !journal || !mount)
 		return -EINVAL;
 	snprintf(d->label, sizeof(d->label), "%s", label);
 	d->pid = (pid_t)atoi(pid);
 	snprintf(d->sock, sizeof(d->sock), "%s", sock);
 	snprintf(d->journal, sizeof(d->journal), "%s", journal);
+	snprintf(d->mount, sizeof(d->mount), "%s", mount);
 	d->fd_base = d->fd_final = -1;
 	nr_ds++;
 	return 0;
@@ -167,7 +170,13 @@ static struct map_fig *map_fig(struct daemon *d, const struct soak_map *m)
 		return NULL;
 	printf("# %s: map id=%u name=%s type=%u max_entries=%u\n", d->label, m->id, m->name,
 	       m->type, m->max_entries);
-	d->maps[d->nr_maps] = (struct map_fig){ .m = *m, .base = -1, .peak = -1, .final = -1 };
+	d->maps[d->nr_maps] = (struct map_fig){ .m = *m,
+						.base = -1,
+						.peak = -1,
+						.final = -1,
+						.stale_base = -1,
+						.stale_peak = -1,
+						.stale_final = -1 };
 	return &d->maps[d->nr_maps++];
 }
 
@@ -178,7 +187,7 @@ static bool sample(struct daemon *d, enum phase ph, bool warm, char *row, size_t
 	struct soak_probe_stats ps;
 	struct soak_journal j;
 	size_t n = 0, off = 0;
-	long total = 0, rss = soak_rss_kb(d->pid), fds = soak_fds(d->pid);
+	long total = 0, stale = 0, rss = soak_rss_kb(d->pid), fds = soak_fds(d->pid);
 	bool back = true;
 
 	long cpu = soak_cpu_ticks(d->pid);
@@ -201,6 +210,7 @@ static bool sample(struct daemon *d, enum phase ph, bool warm, char *row, size_t
 	}
 	if (soak_maps(d->pid, maps, SOAK_MAX_MAPS, &n))
 		n = 0;
+	soak_maps_stale(d->mount, maps, n);
 	for (size_t i = 0; i < n; i++) {
 		struct map_fig *f = map_fig(d, &maps[i]);
 		long e = maps[i].entries;
@@ -215,10 +225,22 @@ static bool sample(struct daemon *d, enum phase ph, bool warm, char *row, size_t
 		f->peak = e > f->peak ? e : f->peak;
 		f->final = e;
 		back &= !f->seen_base || e <= f->base + o.map_slack;
+		if (ph == PH_BASE)
+			f->stale_base = maps[i].stale;
+		f->stale_peak = maps[i].stale > f->stale_peak ? maps[i].stale : f->stale_peak;
+		f->stale_final = maps[i].stale;
+		/* judged where the keys were live cgroup ids at the baseline */
+		if (f->stale_base == 0) {
+			back &= maps[i].stale == 0;
+			stale += maps[i].stale > 0 ? maps[i].stale : 0;
+		}
 	}
 	if (ph == PH_BASE) {
 		d->rss_base = rss;
-		d->fd_base = d->fd_base < 0 || fds < d->fd_base ? fds : d->fd_base;
+		if (d->fd_base < 0 || fds < d->fd_base) {
+			d->fd_base = fds;
+			soak_fd_list(d->pid, d->fds_before, sizeof(d->fds_before));
+		}
 	}
 	if (warm && !d->rss_warm)
 		d->rss_warm = rss;
@@ -234,8 +256,9 @@ static bool sample(struct daemon *d, enum phase ph, bool warm, char *row, size_t
 	snprintf(d->jr_first_gone, sizeof(d->jr_first_gone), "%s", j.first_gone);
 	back &= !j.gone;
 	soak_probe__stats(d->probe, &ps);
-	off += (size_t)snprintf(row + off, len - off, " | %s %5.1f %6ld %4ld %6ld %4zu/%-3zu %6.1f",
-				d->label, pct, rss, fds, total, j.lines, j.gone,
+	off += (size_t)snprintf(row + off, len - off,
+				" | %s %5.1f %6ld %4ld %6ld %5ld %4zu/%-3zu %6.1f", d->label, pct,
+				rss, fds, total, stale, j.lines, j.gone,
 				(double)ps.last_max_us / 1000.0);
 	for (size_t i = 0; i < n && off < len; i++)
 		off += (size_t)snprintf(row + off, len - off, " %ld", maps[i].entries);
@@ -246,8 +269,8 @@ static void header(void)
 {
 	printf("%6s %-6s %5s %4s", "t_s", "phase", "cgs", "live");
 	for (size_t i = 0; i < nr_ds; i++)
-		printf(" | %s %5s %6s %4s %6s %8s %6s %s", ds[i].label, "cpu%", "rss_kb", "fds",
-		       "maps", "jrnl/gone", "rd_ms", "entries per map (by id)");
+		printf(" | %s %5s %6s %4s %6s %5s %8s %6s %s", ds[i].label, "cpu%", "rss_kb", "fds",
+		       "maps", "stale", "jrnl/gone", "rd_ms", "entries per map (by id)");
 	printf("\n");
 }
 
@@ -267,6 +290,22 @@ static bool sample_all(__u64 t0, enum phase ph, bool warm, const struct soak_chu
 	printf("%s\n", row);
 	fflush(stdout);
 	return back;
+}
+
+/* The fd targets that were not there at the baseline: what a leak holds. */
+static void print_new_fds(const struct daemon *d)
+{
+	char now[8192], *line, *save = NULL;
+
+	if (soak_fd_list(d->pid, now, sizeof(now)))
+		return;
+	for (line = strtok_r(now, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char key[300];
+
+		snprintf(key, sizeof(key), "%s\n", line);
+		if (!strstr(d->fds_before, key))
+			printf("#   %s: fd not there at the baseline: %s\n", d->label, line);
+	}
 }
 
 static int verdict(bool ok, const char *label, const char *what)
@@ -301,6 +340,8 @@ static int report(const struct soak_churn_stats *cs, __u64 settle_ms, bool settl
 			snprintf(what, sizeof(what), "map %u %s (max %u)", f->m.id, f->m.name,
 				 f->m.max_entries);
 			printf("%-28s %10ld %10ld %10ld\n", what, f->base, f->peak, f->final);
+			printf("%-28s %10ld %10ld %10ld\n", "  of gone cgroups", f->stale_base,
+			       f->stale_peak, f->stale_final);
 		}
 		printf("%-28s %10ld %10ld %10ld  (warm %ld, peak after warm %ld)\n", "rss_kb",
 		       d->rss_base, d->rss_peak, d->rss_final, d->rss_warm, d->rss_peak_warm);
@@ -330,6 +371,12 @@ static int report(const struct soak_churn_stats *cs, __u64 settle_ms, bool settl
 						 (!f->seen_base ||
 						  f->final <= f->base + o.map_slack),
 					 d->label, what);
+			if (f->stale_base != 0)
+				continue; /* keys that are not cgroup ids of this hierarchy */
+			snprintf(what, sizeof(what),
+				 "map %u %s: no entry of a gone cgroup left (%ld; peak %ld)",
+				 f->m.id, f->m.name, f->stale_final, f->stale_peak);
+			fails += verdict(!f->stale_final, d->label, what);
 		}
 		snprintf(what, sizeof(what),
 			 "rss flat after warm-up: peak %ld - warm %ld <= %ld KiB", d->rss_peak_warm,
@@ -340,6 +387,8 @@ static int report(const struct soak_churn_stats *cs, __u64 settle_ms, bool settl
 		snprintf(what, sizeof(what), "fds back to baseline: final %ld <= %ld", d->fd_final,
 			 d->fd_base);
 		fails += verdict(d->fd_final >= 0 && d->fd_final <= d->fd_base, d->label, what);
+		if (d->fd_final > d->fd_base)
+			print_new_fds(d);
 		snprintf(what, sizeof(what),
 			 "socket responsive: max read %.1f ms <= %ld ms, %zu errors, %zu reads",
 			 (double)ps.max_us / 1000.0, o.read_bound_ms, ps.errors, ps.reads);
@@ -401,17 +450,20 @@ static void churn_loop(struct soak_churn *c, __u64 t0, struct soak_churn_stats *
 	soak_churn__stats(c, cs);
 }
 
-/* The final fds are the smallest of the last samples: a walk in flight holds a dir open. */
+/*
+ * The final fds are the smallest of ten samples over 3 s: a walk in flight holds a dir open,
+ * and on a busy host one walk can take seconds.
+ */
 static void final_fds(void)
 {
-	for (int k = 0; k < 5; k++) {
+	for (int k = 0; k < 10; k++) {
 		for (size_t i = 0; i < nr_ds; i++) {
 			long n = soak_fds(ds[i].pid);
 
 			if (n >= 0 && (ds[i].fd_final < 0 || n < ds[i].fd_final))
 				ds[i].fd_final = n;
 		}
-		pause_ms(200);
+		pause_ms(300);
 	}
 }
 
@@ -425,8 +477,9 @@ int main(int argc, char **argv)
 	int err, rc;
 
 	if (parse_opts(argc, argv)) {
-		fprintf(stderr, "usage: soakload --top NAME --daemon LABEL:PID:SOCKET:JOURNAL ... "
-				"(see bench/README.md)\n");
+		fprintf(stderr,
+			"usage: soakload --top NAME --daemon LABEL:PID:SOCKET:JOURNAL:MOUNT ... "
+			"(see bench/README.md)\n");
 		return 2;
 	}
 	signal(SIGINT, on_signal);

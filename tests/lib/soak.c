@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#define _GNU_SOURCE /* open_by_handle_at() */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -135,12 +136,67 @@ int soak_maps(pid_t pid, struct soak_map *maps, size_t cap, size_t *ret_n)
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (!fdinfo_map(path, &m, &key_size) || !is_hash(m.type) || has_id(maps, n, m.id))
 			continue;
+		m.key_size = key_size;
+		m.stale = -1;
 		m.entries = count_keys(m.id, key_size, m.max_entries, m.name, sizeof(m.name));
 		maps[n++] = m;
 	}
 	closedir(d);
 	qsort(maps, n, sizeof(*maps), map_cmp);
 	*ret_n = n;
+	return 0;
+}
+
+/* A cgroup's kernfs file handle is its 64-bit id (FILEID_KERNFS, as name_to_handle_at() gives). */
+#define SOAK_FILEID_KERNFS 0xfe
+
+static bool id_gone(int mount_fd, __u64 id)
+{
+	struct {
+		struct file_handle fh;
+		__u64 id;
+	} h = { .fh = { .handle_bytes = sizeof(__u64), .handle_type = SOAK_FILEID_KERNFS } };
+	int fd;
+
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mount_fd, &h.fh, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		close(fd);
+		return false;
+	}
+	return errno == ESTALE || errno == ENOENT;
+}
+
+static long count_stale(int mount_fd, __u32 id)
+{
+	__u64 key, prev;
+	bool first = true;
+	long n = 0, seen = 0;
+	int fd = bpf_map_get_fd_by_id(id), err;
+
+	if (fd < 0)
+		return -errno;
+	while (!(err = bpf_map_get_next_key(fd, first ? NULL : &prev, &key)) && seen++ < 1 << 22) {
+		n += id_gone(mount_fd, key);
+		prev = key;
+		first = false;
+	}
+	if (err && errno != ENOENT)
+		n = -errno;
+	close(fd);
+	return n;
+}
+
+int soak_maps_stale(const char *mount, struct soak_map *maps, size_t n)
+{
+	int mfd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (mfd < 0)
+		return -errno;
+	for (size_t i = 0; i < n; i++)
+		maps[i].stale = maps[i].key_size == sizeof(__u64) ? count_stale(mfd, maps[i].id) :
+								    -1;
+	close(mfd);
 	return 0;
 }
 

@@ -23,8 +23,10 @@ struct soak_map {
 	__u32 id;
 	__u32 type;
 	__u32 max_entries;
+	__u32 key_size;
 	char name[16]; /* for the table only: maps are matched by id */
 	long entries; /* keys counted with bpf_map_get_next_key(), or -errno */
+	long stale; /* soak_maps_stale(): keys naming no cgroup; -1 not counted */
 };
 
 /*
@@ -34,6 +36,13 @@ struct soak_map {
  * 0 or -errno.
  */
 int soak_maps(pid_t pid, struct soak_map *maps, size_t cap, size_t *ret_n);
+/*
+ * For each map of @maps with 8-byte keys, count in ->stale the keys that, taken as cgroup ids
+ * of the hierarchy mounted at @mount, name no cgroup (open_by_handle_at() says ESTALE): the
+ * entries of removed cgroups, whatever else comes and goes on the host. A map keyed by
+ * something else shows nearly all its keys stale. 0 or -errno.
+ */
+int soak_maps_stale(const char *mount, struct soak_map *maps, size_t n);
 /* Open fds of @pid (entries of /proc/<pid>/fd), or -errno. */
 long soak_fds(pid_t pid);
 /* What each open fd of @pid points to, one per line (readlink), into @buf; 0 or -errno. */
