@@ -30,7 +30,7 @@
 #define CHURN_MS      12000
 #define LIVE	      60 /* at once: each lives 3.6 s, several ticks even on a busy machine */
 #define SETTLE_MS     20000 /* reapInterval 2 s: back well before */
-#define MAP_SLACK     16 /* entries above baseline still "back": other tests' cgroups */
+#define MAP_SLACK     16 /* maps not keyed by cgroup ids: entries above baseline still "back" */
 #define RSS_GROWTH_KB (16 * 1024)
 /*
  * Only a stuck loop is this slow. On the shared 2-CPU machine, with another bench's 2000
@@ -178,7 +178,12 @@ static const struct soak_map *find_map(const struct soak_map *m, size_t n, __u32
 	return NULL;
 }
 
-/* Each baseline map that is more than MAP_SLACK above its baseline, as "name id: n > base". */
+/*
+ * Whether each baseline map is back: one keyed by cgroup ids of this hierarchy (none of its
+ * keys stale at the baseline) holds no entry of a gone cgroup, which is exact whatever else
+ * makes cgroups on the host (every churned cgroup is gone by now); any other map is at most
+ * MAP_SLACK above its baseline. What is not back goes to @why.
+ */
 static bool maps_back(const struct fig *d, const char *mount, char *why, size_t len)
 {
 	struct soak_map now[SOAK_MAX_MAPS];
@@ -190,17 +195,15 @@ static bool maps_back(const struct fig *d, const char *mount, char *why, size_t 
 		return false;
 	for (size_t i = 0; i < d->nr_base; i++) {
 		const struct soak_map *b = &d->base[i], *m = find_map(now, n, b->id);
-		long e = m ? m->entries : -1;
+		bool ok = m && m->entries >= 0 &&
+			  (b->stale == 0 ? m->stale == 0 : m->entries <= b->entries + MAP_SLACK);
 
-		/* a map keyed by live cgroup ids at the baseline keeps no entry of a gone one */
-		bool clean = !m || b->stale != 0 || m->stale == 0;
-
-		if (m && e >= 0 && e <= b->entries + MAP_SLACK && clean)
+		if (ok)
 			continue;
 		back = false;
 		snprintf(why + strlen(why), len - strlen(why),
 			 " %s(id %u): %ld entries (baseline %ld), %ld of gone cgroups", b->name,
-			 b->id, e, b->entries, m ? m->stale : -1);
+			 b->id, m ? m->entries : -1, b->entries, m ? m->stale : -1);
 	}
 	return back;
 }
