@@ -5,6 +5,8 @@
 #   make bench-tools          build the interference bench's helpers into $(OUTPUT)/bench/
 #   make bench-interference   build kqosd and the helpers, then run bench/interference.sh as root
 #                             (ROUNDS=, DURATION=, ... pass through the environment; bench/README.md)
+#   make soak                 build kqosd and soakload, then run bench/soak.sh as root: the churn
+#                             soak (DURATION=, CGROUPS=, ...; bench/README.md, docs/testing.md)
 
 BENCH_TOOLS := $(OUTPUT)/bench/lsprobe $(OUTPUT)/bench/knobwatch $(OUTPUT)/bench/scaleload \
 	$(OUTPUT)/bench/mapfloor
@@ -32,3 +34,16 @@ $(OUTPUT)/bench/mapfloor: bench/mapfloor.c
 .PHONY: bench-scale
 bench-scale: $(KQOSD) $(OUTPUT)/bench/scaleload $(OUTPUT)/bench/mapfloor
 	$(Q)OUTPUT=$(OUTPUT) bench/scale.sh
+
+# The churn soak (bench/soak.sh): the load and recorder link the soak helpers of tests/lib alone.
+SOAKLOAD := $(OUTPUT)/bench/soakload
+
+.PHONY: soak
+
+soak: $(KQOSD) $(SOAKLOAD)
+	$(Q)OUTPUT=$(OUTPUT) bench/soak.sh
+
+$(SOAKLOAD): bench/soakload.c $(OUTPUT)/tests/lib/soak.o
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) -Itests/lib $(LDFLAGS) -pthread $^ -o $@ $(LDLIBS)

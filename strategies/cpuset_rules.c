@@ -127,8 +127,14 @@ static int plan_pod(struct plan *p, const struct strategy_input *in, const struc
 	bool unset_quota = rule == RULE_BOUND && in->cfg->unset_cpu_quota;
 	int err = 0;
 
-	/* bare-metal groups have no containers: the group's cgroup is the container */
-	if (!sp->nr_ctrs)
+	/*
+	 * bare-metal groups have no containers: the group's cgroup is the container, and a glob
+	 * may match several, each its own (sp->cgroup is only the first, as cpu_suppress knows)
+	 */
+	if (!sp->nr_ctrs && sp->pod->is_static && sp->pod->nr_cgroups)
+		for (size_t k = 0; k < sp->pod->nr_cgroups && !err; k++)
+			err = plan_set_cpuset(p, sp->pod->cgroups[k], cpus, rule_why[rule]);
+	else if (!sp->nr_ctrs)
 		err = plan_set_cpuset(p, sp->cgroup, cpus, rule_why[rule]);
 	for (size_t c = 0; c < sp->nr_ctrs && !err; c++) {
 		if (!sp->ctrs[c].cgroup)

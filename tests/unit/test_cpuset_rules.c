@@ -299,3 +299,21 @@ Test(cpuset_rules, bare_metal_group_is_its_own_container)
 	decide();
 	expect_cpuset("/ls", "0-15");
 }
+
+/* A glob's matches are each a cgroup of the group; the snapshot's cgroup is only the first. */
+Test(cpuset_rules, bare_metal_glob_writes_every_match)
+{
+	struct pod *ls = mkpod(0, POD_QOS_LS, POD_K8S_QOS_BESTEFFORT, NULL);
+	char *m[] = { "/ls-1", "/ls-2", "/ls-3" };
+
+	ls->is_static = true;
+	ls->cgroups = m;
+	ls->nr_cgroups = 3;
+	add(ls, "/ls-1", NULL);
+	decide();
+	expect_cpuset("/ls-1", "0-15");
+	expect_cpuset("/ls-2", "0-15");
+	expect_cpuset("/ls-3", "0-15");
+	ls->cgroups = NULL;
+	ls->nr_cgroups = 0;
+}
