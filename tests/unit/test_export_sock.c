@@ -338,6 +338,46 @@ Test(export_sock, client_count_is_bounded)
 	sockserv__free(s);
 }
 
+Test(export_sock, a_full_server_drops_its_most_idle_client_for_a_new_one)
+{
+	struct sockserv_opts o = {
+		.path = path, .max_clients = 2, .json = big_json, .idle_ns = 50000000ULL
+	};
+	struct sockserv *s = NULL;
+	char buf[256] = "";
+	int idle, busy, late;
+
+	cr_assert_eq(sockserv__new(&o, &s), 0);
+	idle = connect_to(path);
+	busy = connect_to(path);
+	for (int i = 0; i < 5; i++)
+		sockserv__dispatch(s);
+	cr_assert_eq(sockserv__nr_clients(s), 2);
+	usleep(30000);
+	say(busy, "health\n"); /* busy asks something: idle is now the staler one */
+	for (int i = 0; i < 5; i++)
+		sockserv__dispatch(s);
+	usleep(40000); /* idle: 70 ms without a byte, busy: 40 ms */
+	late = connect_to(path);
+	for (int i = 0; i < 20; i++) {
+		sockserv__dispatch(s);
+		usleep(2000);
+	}
+	cr_assert_eq(sockserv__nr_clients(s), 2);
+	cr_assert_eq(sockserv__nr_dropped(s), 1);
+	cr_assert_eq(recv(idle, buf, sizeof(buf), MSG_DONTWAIT), 0, "the idle one was closed");
+	say(late, "snapshot\n");
+	for (int i = 0; i < 100; i++) {
+		struct pollfd p = { .fd = late, .events = POLLIN };
+
+		sockserv__dispatch(s);
+		if (poll(&p, 1, 5) > 0)
+			break;
+	}
+	cr_assert_gt(recv(late, buf, sizeof(buf), MSG_DONTWAIT), 0, "the new one is served");
+	sockserv__free(s);
+}
+
 Test(export_sock, broken_clients_are_reaped)
 {
 	struct exporter *e = new_exporter();

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/socket.h>
@@ -24,6 +25,7 @@ struct client {
 	char *out; /* queued answer bytes, out[out_off..out_len) not yet sent */
 	size_t out_off, out_len, out_cap;
 	bool want_out; /* EPOLLOUT registered */
+	uint64_t active_ns; /* accepted, sent a byte or took one: a full server drops the stalest */
 };
 
 struct sockserv {
@@ -36,6 +38,14 @@ struct sockserv {
 	unsigned int nr_clients;
 	uint64_t nr_dropped;
 };
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
 
 /* epoll data: the listener is slot -1, clients their slot index */
 #define LISTENER_TAG UINT64_MAX
@@ -84,6 +94,7 @@ static int client_flush(struct sockserv *s, unsigned int slot)
 		if (n < 0)
 			return -errno;
 		c->out_off += (size_t)n;
+		c->active_ns = mono_ns();
 	}
 	c->out_off = c->out_len = 0;
 	if (c->closing)
@@ -212,6 +223,7 @@ static void client_read(struct sockserv *s, unsigned int slot)
 		}
 		c->in_len += (size_t)n;
 		c->in[c->in_len] = '\0';
+		c->active_ns = mono_ns();
 		while (s->clients[slot] && (nl = strchr(c->in, '\n'))) {
 			size_t used = (size_t)(nl - c->in) + 1;
 
@@ -229,6 +241,32 @@ static void client_read(struct sockserv *s, unsigned int slot)
 	}
 }
 
+/*
+ * A full server drops the client that has neither asked nor taken anything for longest, if
+ * that is past the idle bound: clients that connect and never read must not lock others out.
+ */
+static bool drop_stalest(struct sockserv *s)
+{
+	uint64_t now = mono_ns(), oldest = now;
+	unsigned int victim = s->opts.max_clients;
+
+	for (unsigned int i = 0; i < s->opts.max_clients; i++) {
+		struct client *c = s->clients[i];
+
+		if (c && c->active_ns < oldest) {
+			oldest = c->active_ns;
+			victim = i;
+		}
+	}
+	if (victim == s->opts.max_clients || now - oldest < s->opts.idle_ns)
+		return false;
+	client_close(s, victim);
+	s->nr_dropped++;
+	log_info("snapshot socket full, dropped its most idle client", "idle_ms=%llu",
+		 (unsigned long long)((now - oldest) / 1000000ULL));
+	return true;
+}
+
 static void accept_clients(struct sockserv *s)
 {
 	for (;;) {
@@ -239,7 +277,7 @@ static void accept_clients(struct sockserv *s)
 
 		if (fd < 0)
 			return; /* EAGAIN, or a client that went away before accept */
-		if (s->nr_clients >= s->opts.max_clients) {
+		if (s->nr_clients >= s->opts.max_clients && !drop_stalest(s)) {
 			static const char full[] = "{\"error\":\"too many clients\"}\n";
 
 			send(fd, full, sizeof(full) - 1, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -258,6 +296,7 @@ static void accept_clients(struct sockserv *s)
 			continue;
 		}
 		c->fd = fd;
+		c->active_ns = mono_ns();
 		s->clients[slot] = c;
 		s->nr_clients++;
 	}
@@ -405,6 +444,7 @@ int sockserv__new(const struct sockserv_opts *opts, struct sockserv **ret)
 	s->opts = *opts;
 	s->opts.max_clients = opts->max_clients ? opts->max_clients : SOCKSERV_MAX_CLIENTS;
 	s->opts.max_out = opts->max_out ? opts->max_out : SOCKSERV_MAX_OUT;
+	s->opts.idle_ns = opts->idle_ns ? opts->idle_ns : SOCKSERV_IDLE_NS;
 	s->opts.group = NULL;
 	s->path = strdup(opts->path);
 	s->clients = calloc(s->opts.max_clients, sizeof(*s->clients));

@@ -14,6 +14,7 @@
 #define SOCKSERV_MAX_CLIENTS 32
 #define SOCKSERV_MAX_OUT     (16u << 20) /* queued bytes per client */
 #define SOCKSERV_MAX_LINE    1024 /* request line length */
+#define SOCKSERV_IDLE_NS     (10ULL * 1000000000ULL) /* a full server drops one idle this long */
 
 /*
  * The current snapshot as one JSON text (no newline), borrowed until the next publish; NULL
@@ -28,6 +29,7 @@ struct sockserv_opts {
 	const char *group; /* NULL/"" keeps the creator's group and mode 0600; else 0660 */
 	unsigned int max_clients; /* 0 = SOCKSERV_MAX_CLIENTS */
 	size_t max_out; /* 0 = SOCKSERV_MAX_OUT */
+	uint64_t idle_ns; /* 0 = SOCKSERV_IDLE_NS */
 	sockserv_json_fn json;
 	sockserv_status_fn status;
 	sockserv_status_fn health; /* the `health` request: {"ok":...} (docs/export.md) */
