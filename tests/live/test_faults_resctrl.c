@@ -413,6 +413,8 @@ Test(faults_resctrl, fake_vanishes, .init = setup, .fini = teardown, .timeout = 
 	fakefs_stop(-1, mnt_dir);
 	cr_assert_neq(daemon_log_wait(errlog, "resctrl unreachable", NULL, WAIT_MS), 0,
 		      "kqosd did not say resctrl went away");
+	cr_assert_neq(daemon_log_wait(errlog, "resctrl monitoring paused", NULL, WAIT_MS), 0,
+		      "the monitor did not say it stopped");
 	/* it keeps monitoring: the textfile is rewritten */
 	cr_assert(prom_rewritten(prom_mtime()), "textfile no longer written");
 	cr_assert_gt(prom_value("kqos_resctrl_errors_total"), 0, "the lost passes not counted");
@@ -448,6 +450,8 @@ Test(faults_resctrl, fake_vanishes_and_comes_back, .init = setup, .fini = teardo
 		      "the new mount was not taken up");
 	cr_assert(wait_for(be_placed, WAIT_MS), "BE not placed in the new mount's kqos-BE");
 	cr_assert(wait_for(be_schemata_ok, WAIT_MS));
+	cr_assert_neq(daemon_log_wait(errlog, "resctrl monitoring works again", NULL, WAIT_MS), 0,
+		      "monitoring stayed on the dead mount");
 	cr_assert(alive());
 	/* the first mount's foreign group went with it: the new mount's tree is the reference */
 	cr_assert_eq(daemon_stop(daemon_pid), 0);

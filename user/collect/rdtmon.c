@@ -19,6 +19,8 @@ struct rdt_state {
 struct rdtmon {
 	struct resctrl *r;
 	bool owns_r;
+	char *root; /* where r was opened, to open it again after it vanished; NULL: borrowed */
+	bool gone; /* the root failed: no figures until it answers again */
 	__u64 interval_ns, last_ns;
 	bool polled;
 	struct rdt_state *v;
@@ -37,6 +39,7 @@ int rdtmon__new(const char *root, __u64 interval_ns, struct resctrl *r, struct r
 	if (!r) {
 		err = resctrl_open(root, &m->r);
 		m->owns_r = !err;
+		m->root = err ? NULL : strdup(root);
 	}
 	m->v = calloc(MAX_GROUPS, sizeof(*m->v));
 	if (err || !m->v) {
@@ -55,6 +58,7 @@ void rdtmon__free(struct rdtmon *m)
 		return;
 	if (m->owns_r)
 		resctrl_close(m->r);
+	free(m->root);
 	free(m->v);
 	free(m);
 }
@@ -229,6 +233,36 @@ void rdtmon__ids(const struct rdtmon *m, struct snap_rdt_ids *ids)
 	*ids = m ? m->ids : none;
 }
 
+/* The root itself fails: unmounted, or its filesystem gone (a FUSE server that died). */
+static bool unreachable(int err)
+{
+	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
+	       err == -ESTALE || err == -ESHUTDOWN;
+}
+
+/*
+ * resctrl vanished: its figures go (they would be stale), and each poll tries the root again,
+ * so a remount is monitored again as the actuator controls it again (enforce.c).
+ */
+static void root_failed(struct rdtmon *m, int err)
+{
+	struct resctrl *r;
+
+	if (!unreachable(err) || !m->owns_r || !m->root)
+		return;
+	if (!m->gone)
+		log_warn("resctrl monitoring paused: the root does not answer, retrying each poll",
+			 "root=%s err=%d", m->root, err);
+	m->gone = true;
+	m->n = 0;
+	if (resctrl_open(m->root, &r))
+		return;
+	resctrl_close(m->r);
+	m->r = r;
+	m->gone = false;
+	log_info("resctrl monitoring works again", "root=%s", m->root);
+}
+
 void rdtmon__poll(struct rdtmon *m, __u64 now_ns)
 {
 	static char names[MAX_GROUPS][RESCTRL_NAME_MAX];
@@ -240,8 +274,14 @@ void rdtmon__poll(struct rdtmon *m, __u64 now_ns)
 	m->polled = true;
 	m->last_ns = now_ns;
 	n = resctrl_group_list(m->r, names, MAX_GROUPS);
-	if (n < 0)
-		return;
+	if (n < 0) {
+		root_failed(m, n);
+		if (m->gone)
+			return;
+		n = resctrl_group_list(m->r, names, MAX_GROUPS);
+		if (n < 0)
+			return;
+	}
 	n = n < MAX_GROUPS ? n : MAX_GROUPS;
 	next = calloc(MAX_GROUPS, sizeof(*next));
 	if (!next)
