@@ -512,3 +512,9 @@ int resctrl_do_rmdir(struct resctrl *r, const char *path)
 	}
 	return err;
 }
+
+bool resctrl_err_unreachable(int err)
+{
+	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
+	       err == -ESTALE || err == -ESHUTDOWN;
+}

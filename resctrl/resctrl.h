@@ -233,6 +233,8 @@ int resctrl_mon_group_remove(struct resctrl *r, const char *ctrl, const char *na
  * Names (without the prefix) of the kqos- CTRL_MON groups, or of the kqos- MON groups of ctrl
  * (NULL = root). Returns the number found, which may exceed max (only max are stored).
  */
+/* @err says the root itself is gone (unmounted, or a FUSE server that died), not one file. */
+bool resctrl_err_unreachable(int err);
 int resctrl_group_list(struct resctrl *r, char (*names)[RESCTRL_NAME_MAX], size_t max);
 int resctrl_mon_group_list(struct resctrl *r, const char *ctrl, char (*names)[RESCTRL_NAME_MAX],
 			   size_t max);

@@ -728,13 +728,6 @@ static int apply_locked(struct rdtact *a, const struct plan_rdt *p, uint64_t now
 	return 0;
 }
 
-/* The root itself fails: unmounted, or its filesystem gone (a FUSE server that died). */
-static bool is_unreachable(int err)
-{
-	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
-	       err == -ESTALE || err == -ESHUTDOWN;
-}
-
 /*
  * A failed pass is logged once until one succeeds: passes run every tick and every resctrl
  * interval, so a lasting failure would otherwise say the same thing twice a second.
@@ -755,7 +748,7 @@ static void note_pass(struct rdtact *a, int err)
 	if (err == -ETIMEDOUT)
 		log_warn("resctrl busy: control waits for the next pass", "root=%s err=%d (%s)",
 			 resctrl_root(a->r), err, strerror(-err));
-	else if (is_unreachable(err))
+	else if (resctrl_err_unreachable(err))
 		log_warn("resctrl unreachable: resctrl control paused, cgroup monitoring and "
 			 "enforcement go on",
 			 "root=%s err=%d (%s)", resctrl_root(a->r), err, strerror(-err));
@@ -858,7 +851,7 @@ unsigned int rdtact__nr_groups(const struct rdtact *a)
 
 bool rdtact__is_unreachable(const struct rdtact *a)
 {
-	return a && is_unreachable(a->pass_err);
+	return a && resctrl_err_unreachable(a->pass_err);
 }
 
 void rdtact__set_resctrl(struct rdtact *a, struct resctrl *r)

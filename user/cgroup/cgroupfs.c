@@ -919,31 +919,33 @@ int cgroupfs__write_memory_max(struct cgroupfs *cg, const char *rel, uint64_t by
 	return write_knob(cg, CG_KNOB_MEMORY_MAX, rel, buf);
 }
 
-static int read_cpu_stat_v1(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret)
+/* v1 cpu.stat's throttling counters into @v (usage_ns untouched). */
+static int read_throttle_v1(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *v)
 {
 	char buf[SMALL_BUF];
-	struct cg_cpu_stat v;
-	int err;
+	int err = read_knob(cg, CG_KNOB_CPU_STAT, rel, buf, sizeof(buf));
 
-	err = read_knob_u64(cg, CG_KNOB_CPU_USAGE, rel, &v.usage_ns);
 	if (err)
 		return err;
-	err = read_knob(cg, CG_KNOB_CPU_STAT, rel, buf, sizeof(buf));
-	if (err)
-		return err;
-	if (parse_throttle_v1(buf, &v))
+	if (parse_throttle_v1(buf, v))
 		return parse_failed(cg, CG_KNOB_CPU_STAT, rel);
-	*ret = v;
 	return 0;
 }
 
 int cgroupfs__read_cpu_stat(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret)
 {
+	struct cg_cpu_stat v = { 0 };
 	char buf[SMALL_BUF];
 	int err;
 
-	if (cg->mode != CGFS_MODE_V2)
-		return read_cpu_stat_v1(cg, rel, ret);
+	if (cg->mode != CGFS_MODE_V2) {
+		err = read_knob_u64(cg, CG_KNOB_CPU_USAGE, rel, &v.usage_ns);
+		if (!err)
+			err = read_throttle_v1(cg, rel, &v);
+		if (!err)
+			*ret = v;
+		return err;
+	}
 	err = read_knob(cg, CG_KNOB_CPU_STAT, rel, buf, sizeof(buf));
 	if (err)
 		return err;
@@ -955,18 +957,14 @@ int cgroupfs__read_cpu_stat(struct cgroupfs *cg, const char *rel, struct cg_cpu_
 int cgroupfs__read_throttle(struct cgroupfs *cg, const char *rel, struct cg_cpu_stat *ret)
 {
 	struct cg_cpu_stat v = { 0 };
-	char buf[SMALL_BUF];
 	int err;
 
 	if (cg->mode == CGFS_MODE_V2)
 		return cgroupfs__read_cpu_stat(cg, rel, ret);
-	err = read_knob(cg, CG_KNOB_CPU_STAT, rel, buf, sizeof(buf));
-	if (err)
-		return err;
-	if (parse_throttle_v1(buf, &v))
-		return parse_failed(cg, CG_KNOB_CPU_STAT, rel);
-	*ret = v;
-	return 0;
+	err = read_throttle_v1(cg, rel, &v);
+	if (!err)
+		*ret = v;
+	return err;
 }
 
 /* Whole file of unknown size (cgroupfs reports st_size 0) into a malloc'd string. */

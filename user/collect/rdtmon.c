@@ -233,13 +233,6 @@ void rdtmon__ids(const struct rdtmon *m, struct snap_rdt_ids *ids)
 	*ids = m ? m->ids : none;
 }
 
-/* The root itself fails: unmounted, or its filesystem gone (a FUSE server that died). */
-static bool unreachable(int err)
-{
-	return err == -ENOTCONN || err == -ENODEV || err == -ENOENT || err == -EIO ||
-	       err == -ESTALE || err == -ESHUTDOWN;
-}
-
 /*
  * resctrl vanished: its figures go (they would be stale), and each poll tries the root again,
  * so a remount is monitored again as the actuator controls it again (enforce.c).
@@ -248,7 +241,7 @@ static void root_failed(struct rdtmon *m, int err)
 {
 	struct resctrl *r;
 
-	if (!unreachable(err) || !m->owns_r || !m->root)
+	if (!resctrl_err_unreachable(err) || !m->owns_r || !m->root)
 		return;
 	if (!m->gone)
 		log_warn("resctrl monitoring paused: the root does not answer, retrying each poll",
