@@ -52,10 +52,8 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 		d->pmu_running[i] = cur->pmu_running[i] - prev->pmu_running[i];
 	}
 	d->no_hist = cur->no_hist;
-	if (cur->no_hist) {
-		memset(d->rq_hist, 0, sizeof(d->rq_hist));
-		return;
-	}
+	if (cur->no_hist)
+		return; /* d->rq_hist is left as it was: nothing reads it without a histogram */
 	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
 		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
 }
@@ -153,7 +151,7 @@ void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
 	c->switches += d->nr_switch_in;
 	c->waits += d->rq_wait_cnt;
 	c->wait_ns += d->rq_wait_ns;
-	for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
+	for (__u32 s = 0; !d->no_hist && s < KQOS_HIST_SLOTS; s++) {
 		int b = d->rq_hist[s] ? coarse_bucket(s) : -1;
 
 		if (b >= 0)
@@ -175,7 +173,9 @@ void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum 
 	t->rq_wait_ns += d->d.rq_wait_ns;
 	if (d->d.rq_wait_max_ns > t->rq_wait_max_ns)
 		t->rq_wait_max_ns = d->d.rq_wait_max_ns;
-	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+	if (!d->d.no_hist)
+		a->hist_dirty = true;
+	for (int s = 0; !d->d.no_hist && s < KQOS_HIST_SLOTS; s++)
 		t->rq_hist[s] += d->d.rq_hist[s];
 	for (int i = 0; i < KQOS_PMU_MAX; i++) {
 		t->pmu_count[i] += d->d.pmu_count[i];

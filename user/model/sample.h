@@ -57,6 +57,7 @@ void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c);
 /* What an entity (pod, container, group, other cgroup) gathers from its cgroups in a tick. */
 struct cg_acc {
 	bool any;
+	bool hist_dirty; /* a histogram was added: i.d.rq_hist is not all zero */
 	struct cg_delta i; /* summed intervals; i.d.rq_wait_max_ns = the largest */
 	struct cg_cum c; /* summed cumulative counters */
 };
@@ -95,7 +96,8 @@ __u64 hist_total(const __u32 *hist);
 
 /*
  * Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). Without a
- * histogram read this tick (@cur->no_hist) the delta's histogram is empty and no_hist set.
+ * histogram read this tick (@cur->no_hist) no_hist is set and @d->rq_hist means nothing:
+ * every reader of a delta's histogram checks no_hist first.
  */
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
 /*
