@@ -5,9 +5,9 @@
  *
  *   scaleload N ROOT PODLIST [WAKE_MS]
  *
- * ROOT is a directory name made in every v1 controller kqos reads (cpu, cpuacct); the tree is
- * ROOT/kubepods/{pod<uid>,burstable/pod<uid>,besteffort/pod<uid>}/<container id>, a third of
- * the pods in each class. PODLIST is written in kubelet's /pods shape. One thread per container,
+ * ROOT is a directory name made in every v1 controller kqos reads (cpu, cpuacct, cpuset,
+ * memory); the tree is ROOT/kubepods/{pod<uid>,burstable/pod<uid>,besteffort/pod<uid>}/<id>,
+ * a third of the pods in each class. PODLIST is written in kubelet's /pods shape. One thread per container,
  * each moved into its own cgroup (v1 places threads, not processes): 5000 threads cost far less
  * than 5000 processes. Prints "ready" when every thread runs where it belongs, then runs until
  * SIGTERM/SIGINT and removes the whole tree.
@@ -28,8 +28,14 @@
 
 #define CG "/sys/fs/cgroup"
 
-static const char *const ctrls[] = { "cpu", "cpuacct" };
-#define NCTRL (sizeof(ctrls) / sizeof(ctrls[0]))
+/*
+ * kubelet makes a pod's dirs in every controller; kqos reads cpu (the walk, cpu.stat), cpuacct,
+ * cpuset (effective CPUs) and memory (memory.stat). Threads go into the first NCTRL_TASKS: a v1
+ * memory cgroup holds processes, not threads, and a v1 cpuset takes none before it has CPUs.
+ */
+static const char *const ctrls[] = { "cpu", "cpuacct", "cpuset", "memory" };
+#define NCTRL	    (sizeof(ctrls) / sizeof(ctrls[0]))
+#define NCTRL_TASKS 2
 
 static const char *root;
 static int wake_ms = 20;
@@ -172,7 +178,7 @@ static void *waker(void *arg)
 	struct timespec next, d = { 0, 0 };
 	char p[512];
 
-	for (size_t c = 0; c < NCTRL; c++) {
+	for (size_t c = 0; c < NCTRL_TASKS; c++) {
 		pod_path(ctrls[c], i, true, p, sizeof(p));
 		if (put_tid(p, tid)) {
 			fprintf(stderr, "scaleload: cannot place thread %d in %s\n", tid, p);

@@ -164,6 +164,7 @@ const struct kqos_strategy memory_evict_strategy = {
 	.prio = 7, /* plans nothing */
 	.enabled = enabled,
 	.history = true,
+	.pod_memory = true,
 	.init = init,
 	.decide = decide,
 	.fini = fini,

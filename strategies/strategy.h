@@ -107,6 +107,9 @@ struct kqos_strategy {
 	/* reads pods' pasts from the metric window, not only the last two ticks: the agent keeps
 	 * the long history (10 s or the eviction window, per pod) only while such a one is on */
 	bool history;
+	/* reads pods' memory use: the agent reads memory.stat every collector.statInterval only
+	 * while such a one is on (else on the slow pass: v1 memory.stat is costly to generate) */
+	bool pod_memory;
 	/* required: whether the config turns this strategy on */
 	bool (*enabled)(const struct slo_config *cfg);
 	/* optional: private state; *ret_state may stay NULL */

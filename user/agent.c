@@ -359,6 +359,7 @@ static void poll_nodeslo(struct agent *a, __u64 now)
 	else
 		log_info("NodeSLO applied", "node=%s spec=%s", nodeslo__node_name(a->nslo),
 			 nodeslo__spec(a->nslo));
+	host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
 	/* the spec may name a longer eviction window, as a reload may */
 	if (a->win && window__set_capacity(a->win, window_cap(a)))
 		log_warn("metric window keeps its size: no memory for the new one", NULL);
@@ -537,6 +538,8 @@ static int start(struct agent *a)
 		err = open_model(a);
 	if (!err)
 		err = open_enforcer(a);
+	if (!err)
+		host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
 	if (!err)
 		err = open_evictor(a);
 	if (!err)
@@ -853,6 +856,7 @@ static void reload(struct agent *a)
 	log_set_level(cfg.log_level);
 	set_nice(a);
 	host__set_cadence(a->host, cfg.collector.walk_interval_ns, cfg.collector.stat_interval_ns);
+	host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
 	/* a new config acts now, not one interval later */
 	arm_timer(a, a->cfg.interval_ns);
 	tick(a);

@@ -141,3 +141,17 @@ Test(cgfiles_cadence, a_new_list_keeps_known_readings_and_reads_a_new_cgroup_at_
 	cr_expect_eq(entry("/" POD "/c2")->nr_periods, 7, "a new one is read at once");
 	cr_expect_eq(entry("/" POD "/c2")->read_ns, 2);
 }
+
+Test(cgfiles_cadence, pods_memory_on_the_stat_pass_only_while_a_strategy_uses_it)
+{
+	read_at(CGFILES_PATHS | CGFILES_VALUES | CGFILES_ALL, 1);
+	cr_assert_eq(fake_cg__write(fc, "memory", POD, "memory.stat",
+				    "anon 4096\nfile 100\nunevictable 0\n"),
+		     0);
+	read_at(CGFILES_VALUES, 2);
+	cr_expect_eq(entry("/" POD)->mem_used_bytes, 0,
+		     "memory eviction off: the slow pass reads it");
+	read_at(CGFILES_VALUES | CGFILES_MEMORY, 3);
+	cr_expect(entry("/" POD)->has_memory);
+	cr_expect_eq(entry("/" POD)->mem_used_bytes, 4096);
+}

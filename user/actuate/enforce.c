@@ -418,6 +418,14 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	return err;
 }
 
+bool enforcer__needs_pod_memory(const struct enforcer *e)
+{
+	for (size_t i = 0; e && i < e->nr_slots; i++)
+		if (e->slots[i].s->pod_memory && e->slots[i].s->enabled(&e->cfg))
+			return true;
+	return false;
+}
+
 bool enforcer__needs_history(const struct enforcer *e)
 {
 	for (size_t i = 0; e && i < e->nr_slots; i++)

@@ -63,6 +63,8 @@ int enforcer__reconfigure(struct enforcer *e, const char *policy_json, const cha
  * only when no plan could be built (-ENOMEM) or the journal cannot be written.
  */
 int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_enforce *ret);
+/* Whether an enabled strategy reads pods' memory use (memory eviction). */
+bool enforcer__needs_pod_memory(const struct enforcer *e);
 /* Whether an enabled strategy reads the metric window further back than the last ticks. */
 bool enforcer__needs_history(const struct enforcer *e);
 /* How long the strategies took in the last enforcer__tick(): the rest of it was applying. */

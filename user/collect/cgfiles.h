@@ -19,8 +19,9 @@ struct cgfiles {
 };
 
 #define CGFILES_PATHS  1U /* the cgroups changed: list them again from @walk and @pods */
-#define CGFILES_VALUES 2U /* the stat cadence: pods' memory, throttling where a quota ran */
+#define CGFILES_VALUES 2U /* the stat cadence: throttling where a quota ran */
 #define CGFILES_ALL    4U /* the slow cadence: every file of every cgroup */
+#define CGFILES_MEMORY 8U /* with CGFILES_VALUES: pods' memory.stat too (a strategy uses it) */
 
 /*
  * Keep @f's cgroups those named by @walk and @pods (either may be NULL) below @mount, the

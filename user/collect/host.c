@@ -39,6 +39,7 @@ struct host {
 	unsigned long files_gen; /* lists made: the snapshot's layout follows it */
 	uint64_t files_ns, files_every_ns; /* last read of the files, and the cadence */
 	uint64_t files_all_ns; /* last read of every file (on the walk's cadence) */
+	bool pod_memory; /* pods' memory.stat on the stat cadence, not only the slow one */
 	char kubepods[128];
 };
 
@@ -109,6 +110,11 @@ void host__set_cadence(struct host *h, uint64_t walk_ns, uint64_t stat_ns)
 {
 	h->walk_every_ns = walk_ns ? walk_ns : HOST_WALK_DEFAULT_NS;
 	h->files_every_ns = stat_ns ? stat_ns : HOST_STAT_DEFAULT_NS;
+}
+
+void host__set_pod_memory(struct host *h, bool on)
+{
+	h->pod_memory = on;
 }
 
 void host__poll_pods(struct host *h, uint64_t now_ns)
@@ -219,7 +225,7 @@ static void read_files(struct host *h, uint64_t now_ns, const struct pod_list *p
 	if (h->files_walk_gen != h->walk_gen || h->files_pods_gen != h->pods_gen || !h->files_ns)
 		what |= CGFILES_PATHS;
 	if (now_ns - h->files_ns >= h->files_every_ns)
-		what |= CGFILES_VALUES;
+		what |= CGFILES_VALUES | (h->pod_memory ? CGFILES_MEMORY : 0);
 	if (!h->files_all_ns || now_ns - h->files_all_ns >= h->walk_every_ns)
 		what |= CGFILES_ALL;
 	if (!what)

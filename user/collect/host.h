@@ -37,6 +37,9 @@ void host__free(struct host *h);
 /* How often the tree is walked without an event, and the stat files read (a reload). */
 void host__set_cadence(struct host *h, uint64_t walk_ns, uint64_t stat_ns);
 
+/* Whether pods' memory.stat is read every stat interval (a strategy uses it) or slowly. */
+void host__set_pod_memory(struct host *h, bool on);
+
 /* Poll the pod source when due (it keeps its last good list on failure). */
 void host__poll_pods(struct host *h, uint64_t now_ns);
 
