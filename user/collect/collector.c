@@ -23,7 +23,8 @@
 
 struct key_idx {
 	__u64 cgid;
-	size_t idx;
+	size_t idx; /* where the entry of sorted position i is in the batch order */
+	bool moved; /* sort_totals(): position i holds its entry */
 };
 
 struct collector {
@@ -45,6 +46,8 @@ struct collector {
 	const char *sys_root; /* the caller's (config), outlives the collector */
 	struct key_idx *perm; /* collector__read()'s sort order */
 	size_t nperm;
+	__u64 *last_keys; /* the batch order perm was made for */
+	size_t nlast;
 };
 
 /* 100 Hz: a stint is charged at most 10 ms late, at ~30 us/s of BPF per CPU. */
@@ -335,6 +338,7 @@ void collector__free(struct collector *c)
 	free(c->hvals);
 	free(c->cpu_vals);
 	free(c->perm);
+	free(c->last_keys);
 	free(c);
 }
 
@@ -371,41 +375,72 @@ static int cmp_key(const void *a, const void *b)
 	return x->cgid < y->cgid ? -1 : x->cgid > y->cgid;
 }
 
+/* The counters sum_cpus() wrote; the histogram and no_hist are filled after the sort. */
+#define TOTALS_HEAD offsetof(struct cg_totals, rq_hist)
+
+/* The batch came in the same key order as last time (no cgroup came or went): same sort. */
+static bool same_order(const struct collector *c, const struct cg_totals *buf, size_t n)
+{
+	if (n != c->nlast)
+		return false;
+	for (size_t i = 0; i < n; i++)
+		if (buf[i].cgid != c->last_keys[i])
+			return false;
+	return true;
+}
+
+static int sort_order(struct collector *c, const struct cg_totals *buf, size_t n)
+{
+	if (n > c->nperm) {
+		struct key_idx *p = realloc(c->perm, n * sizeof(*p));
+		__u64 *k = realloc(c->last_keys, n * sizeof(*k));
+
+		if (p)
+			c->perm = p;
+		if (k)
+			c->last_keys = k;
+		if (!p || !k)
+			return -ENOMEM;
+		c->nperm = n;
+	}
+	for (size_t i = 0; i < n; i++) {
+		c->perm[i] = (struct key_idx){ .cgid = buf[i].cgid, .idx = i };
+		c->last_keys[i] = buf[i].cgid;
+	}
+	c->nlast = n;
+	qsort(c->perm, n, sizeof(*c->perm), cmp_key);
+	return 0;
+}
+
 /*
- * Sort @buf by cgid. A cg_totals is 1.2 KB (the histogram): qsort moved each log2(n) times
- * through a malloc'd copy of the array, every tick. Sorting the keys and then moving each
- * entry once, along the permutation's cycles, costs one pass.
+ * Sort @buf by cgid. A hash map's batch order only changes when cgroups come or go, so the
+ * last order is kept and reused. Entries move once each, along the permutation's cycles, and
+ * only their counters: at this point their histograms are not read yet.
  */
 static int sort_totals(struct collector *c, struct cg_totals *buf, size_t n)
 {
-	struct cg_totals tmp;
+	char tmp[TOTALS_HEAD];
+	int err;
 
-	if (n > c->nperm) {
-		struct key_idx *p = realloc(c->perm, n * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		c->perm = p;
-		c->nperm = n;
-	}
+	if (!same_order(c, buf, n) && (err = sort_order(c, buf, n)))
+		return err;
 	for (size_t i = 0; i < n; i++)
-		c->perm[i] = (struct key_idx){ .cgid = buf[i].cgid, .idx = i };
-	qsort(c->perm, n, sizeof(*c->perm), cmp_key);
+		c->perm[i].moved = false;
 	for (size_t i = 0; i < n; i++) {
 		size_t j = i;
 
-		if (c->perm[i].idx == i)
+		if (c->perm[i].moved || c->perm[i].idx == i)
 			continue;
-		tmp = buf[i];
+		memcpy(tmp, &buf[i], TOTALS_HEAD);
 		while (c->perm[j].idx != i) {
 			size_t k = c->perm[j].idx;
 
-			buf[j] = buf[k];
-			c->perm[j].idx = j;
+			memcpy(&buf[j], &buf[k], TOTALS_HEAD);
+			c->perm[j].moved = true;
 			j = k;
 		}
-		buf[j] = tmp;
-		c->perm[j].idx = j;
+		memcpy(&buf[j], tmp, TOTALS_HEAD);
+		c->perm[j].moved = true;
 	}
 	return 0;
 }
