@@ -334,10 +334,19 @@ static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d, s
 /* in->cgs is sorted by cgid, so each pod's list comes out ascending. */
 static void add_member(struct snap_pod *p, __u64 cgid)
 {
+	size_t n = p->nr_cgids;
 	__u64 *v;
 
-	if ((p->nr_cgids & (p->nr_cgids - 1)) == 0) { /* 0, 1, 2, 4, ...: grow by doubling */
-		v = realloc(p->cgids, (p->nr_cgids ? 2 * p->nr_cgids : 1) * sizeof(*v));
+	if (!p->cgids)
+		p->cgids = p->cgids_inline;
+	if (n == SNAP_CGIDS_INLINE && p->cgids == p->cgids_inline) {
+		v = malloc(2 * n * sizeof(*v));
+		if (!v)
+			return;
+		memcpy(v, p->cgids_inline, sizeof(p->cgids_inline));
+		p->cgids = v;
+	} else if (n > SNAP_CGIDS_INLINE && (n & (n - 1)) == 0) { /* 8, 16, ...: doubling */
+		v = realloc(p->cgids, 2 * n * sizeof(*v));
 		if (!v)
 			return;
 		p->cgids = v;
@@ -391,17 +400,48 @@ static void finish_entities(struct snapshot *s, struct layout *l, __u64 dt)
 	}
 }
 
-static char *dup_or_null(const char *s)
+/* Bump allocation from the snapshot's one block, sized by arena_size() beforehand. */
+struct arena {
+	char *p;
+};
+
+static void *take(struct arena *a, size_t size)
 {
-	return s ? strdup(s) : NULL;
+	void *p = a->p;
+
+	a->p += (size + 7) & ~(size_t)7;
+	return p;
 }
 
-static int place_containers(const struct layout *l, size_t i, const struct pod *pod,
-			    struct snap_pod *sp)
+static char *take_str(struct arena *a, const char *s)
 {
-	sp->ctrs = calloc(pod->nr_containers ? pod->nr_containers : 1, sizeof(*sp->ctrs));
-	if (!sp->ctrs)
-		return -ENOMEM;
+	size_t n;
+
+	if (!s)
+		return NULL;
+	n = strlen(s) + 1;
+	return memcpy(take(a, n), s, n);
+}
+
+static size_t round8(size_t n)
+{
+	return (n + 7) & ~(size_t)7;
+}
+
+/* Pods, their containers and every path, as take() will hand them out. */
+static size_t arena_size(const struct layout *l, const struct pod_list *pods)
+{
+	size_t n = round8(pods->nr_pods * sizeof(struct snap_pod));
+
+	for (size_t e = 0; e < l->npods + l->nctrs; e++)
+		n += l->ent[e].cgroup ? round8(strlen(l->ent[e].cgroup) + 1) : 0;
+	return n + round8(l->nctrs * sizeof(struct snap_container)) + 8 * pods->nr_pods;
+}
+
+static void place_containers(const struct layout *l, size_t i, const struct pod *pod,
+			     struct snap_pod *sp, struct arena *a)
+{
+	sp->ctrs = take(a, pod->nr_containers * sizeof(*sp->ctrs));
 	for (size_t j = 0; j < pod->nr_containers; j++) {
 		const struct pod_container *c = &pod->containers[j];
 		const struct lay_ent *x = &l->ent[l->npods + l->ctr_base[i] + j];
@@ -410,31 +450,37 @@ static int place_containers(const struct layout *l, size_t i, const struct pod *
 		sc->spec = c;
 		copy_str(sc->name, sizeof(sc->name), c->name);
 		copy_str(sc->id, sizeof(sc->id), c->id);
-		sc->cgroup = dup_or_null(x->cgroup);
+		sc->cgroup = take_str(a, x->cgroup);
 		sc->cgid = x->cgid;
 	}
-	return 0;
 }
 
+/*
+ * One allocation for all pods, containers and paths: at 1000 pods, four mallocs and frees
+ * per pod per tick were a tenth of the agent's time.
+ */
 static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
 	struct pod_list *l = current_pods(sb, in);
 	int err = layout_update(&sb->lay, in, l);
+	struct arena a;
 
 	if (err || !l)
 		return err;
 	s->pods_list = pod_list__ref(l);
-	s->pods = calloc(l->nr_pods ? l->nr_pods : 1, sizeof(*s->pods));
-	if (!s->pods)
+	s->arena = calloc(1, arena_size(&sb->lay, l) + 8);
+	if (!s->arena)
 		return -ENOMEM;
+	a.p = s->arena;
+	s->pods = take(&a, l->nr_pods * sizeof(*s->pods));
 	for (size_t i = 0; i < l->nr_pods; i++) {
 		struct snap_pod *sp = &s->pods[s->nr_pods++];
 
 		sp->pod = &l->pods[i];
-		sp->cgroup = dup_or_null(sb->lay.ent[i].cgroup);
+		sp->cgroup = take_str(&a, sb->lay.ent[i].cgroup);
 		sp->cgid = sb->lay.ent[i].cgid;
 		if (!l->pods[i].is_static)
-			place_containers(&sb->lay, i, &l->pods[i], sp);
+			place_containers(&sb->lay, i, &l->pods[i], sp, &a);
 	}
 	return 0;
 }

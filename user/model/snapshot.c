@@ -21,22 +21,35 @@ struct snapshot *snapshot__ref(struct snapshot *s)
 	return s;
 }
 
+static void free_cgids(struct snap_pod *p)
+{
+	if (p->cgids != p->cgids_inline)
+		free(p->cgids);
+}
+
 static void free_pod(struct snap_pod *p)
 {
 	for (size_t i = 0; i < p->nr_ctrs; i++)
 		free(p->ctrs[i].cgroup);
 	free(p->ctrs);
 	free(p->cgroup);
-	free(p->cgids);
+	free_cgids(p);
 }
 
 void snapshot__put(struct snapshot *s)
 {
 	if (!s || --s->refs)
 		return;
-	for (size_t i = 0; i < s->nr_pods; i++)
-		free_pod(&s->pods[i]);
-	free(s->pods);
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		if (s->arena)
+			free_cgids(&s->pods[i]);
+		else
+			free_pod(&s->pods[i]);
+	}
+	if (s->arena)
+		free(s->arena);
+	else
+		free(s->pods);
 	for (size_t i = 0; i < s->nr_others; i++)
 		free(s->others[i].cgroup);
 	free(s->others);

@@ -73,6 +73,8 @@ struct snap_container {
 	struct snap_stats st;
 };
 
+#define SNAP_CGIDS_INLINE 4 /* a pod and a few containers: no allocation per pod per tick */
+
 struct snap_pod {
 	const struct pod *pod; /* borrowed from snapshot->pods_list */
 	char *cgroup; /* NULL when the pod has no cgroup on this node (yet) */
@@ -83,8 +85,9 @@ struct snap_pod {
 	size_t nr_ctrs;
 	/* every cgroup the collector charged to the pod this tick (its own, its containers' and
 	 * any below them), ascending: what the kernel-side watches and placement key on */
-	__u64 *cgids;
+	__u64 *cgids; /* cgids_inline while they fit */
 	size_t nr_cgids;
+	__u64 cgids_inline[SNAP_CGIDS_INLINE];
 };
 
 /* Per koordinator class (defaulted class, enum pod_qos index). */
@@ -255,6 +258,8 @@ struct snap_events {
 
 struct snapshot {
 	unsigned int refs;
+	/* snapbuild's one block for pods, containers and their paths; NULL: each its own */
+	void *arena;
 	__u64 seq; /* 1, 2, ... per agent run */
 	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
 	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
