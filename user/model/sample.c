@@ -200,7 +200,7 @@ void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c)
 
 static void interval_waits(const struct cg_totals *d, struct snap_stats *st)
 {
-	__u64 total = hist_total(d->rq_hist);
+	__u64 total;
 
 	st->rq_waits = d->rq_wait_cnt;
 	if (!d->rq_wait_cnt)
@@ -210,6 +210,7 @@ static void interval_waits(const struct cg_totals *d, struct snap_stats *st)
 	st->rq_hist_stale = d->no_hist;
 	if (d->no_hist)
 		return;
+	total = hist_total(d->rq_hist);
 	st->rq_max_ns = d->rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
 	st->rq_p50_ns = hist_quantile(d->rq_hist, total, 0.5);
