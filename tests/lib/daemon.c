@@ -21,6 +21,71 @@ void daemon_path(char *buf, size_t len)
 	snprintf(buf, len, "%s/kqosd", out ? out : ".output");
 }
 
+bool daemon_prepare(char *kqosd, size_t len)
+{
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return false;
+	live_sweep_stale();
+	daemon_path(kqosd, len);
+	return true;
+}
+
+int daemon_tmp_file(char *buf, size_t len, const char *prefix)
+{
+	int fd;
+
+	snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+	fd = mkstemp(buf);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+char *daemon_tmp_dir(char *buf, size_t len, const char *prefix)
+{
+	snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+	return mkdtemp(buf);
+}
+
+void daemon_rm_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+char *daemon_files_make(char *cfg, char *errlog, char *state)
+{
+	daemon_tmp_file(cfg, DAEMON_TMP_LEN, "kqosd-cfg");
+	daemon_tmp_file(errlog, DAEMON_TMP_LEN, "kqosd-err");
+	return daemon_tmp_dir(state, DAEMON_TMP_LEN, "kqos-state");
+}
+
+void daemon_files_remove(const char *cfg, const char *errlog, char **state_dir)
+{
+	if (*state_dir) {
+		daemon_rm_in(*state_dir, "journal");
+		rmdir(*state_dir);
+		*state_dir = NULL;
+	}
+	unlink(cfg);
+	if (getenv("KQOS_TEST_KEEP_LOG"))
+		fprintf(stderr, "kqosd log kept: %s\n", errlog);
+	else
+		unlink(errlog);
+}
+
+void daemon_kill(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
+}
+
 pid_t daemon_start(const char *kqosd, const char *cfg, const char *errlog)
 {
 	char *argv[] = { (char *)kqosd, "--config", (char *)cfg, NULL };

@@ -10,6 +10,32 @@
 
 /* $OUTPUT/kqosd (or .output/kqosd) into @buf. */
 void daemon_path(char *buf, size_t len);
+/*
+ * Root with BTF, or the test is skipped later: then sweep what a crashed run left and put
+ * kqosd's path into @kqosd. False when kqosd cannot run here.
+ */
+bool daemon_prepare(char *kqosd, size_t len);
+
+/* mkstemp of "/tmp/<@prefix>-XXXXXX" into @buf, closed again; 0 or -errno. */
+int daemon_tmp_file(char *buf, size_t len, const char *prefix);
+/* mkdtemp of "/tmp/<@prefix>-XXXXXX" into @buf; @buf, or NULL. */
+char *daemon_tmp_dir(char *buf, size_t len, const char *prefix);
+/* unlink @dir/@name; a file that is not there is no error for a teardown. */
+void daemon_rm_in(const char *dir, const char *name);
+
+/*
+ * The files of one kqosd run: a config @cfg, a stderr log @errlog and a state dir made in
+ * @state (each DAEMON_TMP_LEN bytes). The state dir, or NULL.
+ */
+#define DAEMON_TMP_LEN 64
+char *daemon_files_make(char *cfg, char *errlog, char *state);
+/*
+ * Remove them: the journal and @*state_dir (then NULL), @cfg, and @errlog unless
+ * KQOS_TEST_KEEP_LOG is set, so a failed run can be read afterwards.
+ */
+void daemon_files_remove(const char *cfg, const char *errlog, char **state_dir);
+/* SIGKILL a kqosd a test left running and reap it; @*pid is -1 afterwards. */
+void daemon_kill(pid_t *pid);
 /* Start @kqosd --config @cfg with stderr into @errlog; the pid, or -1. */
 pid_t daemon_start(const char *kqosd, const char *cfg, const char *errlog);
 /* SIGTERM and wait; its exit status, or -1. */

@@ -21,6 +21,7 @@
 
 #include <criterion/criterion.h>
 
+#include "daemon.h"
 #include "live.h"
 
 #define BE_CID	"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -30,7 +31,8 @@
 #define NLOAD	4
 
 static const char *const ctrls[NCTRL] = { "cpu", "cpuacct", "cpuset", "memory" };
-static char kqosd[512], cfg[64], errlog[64], pods_file[64], state[64], *state_dir;
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
+	state[DAEMON_TMP_LEN], *state_dir;
 static char be_uid[64], mid_uid[64], g_uid[64];
 static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
 static pid_t daemon_pid = -1, loads[NLOAD] = { -1, -1, -1, -1 };
@@ -123,13 +125,10 @@ static void mk_tree(void)
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
 	int pid = (int)getpid();
 
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	snprintf(kqosd, sizeof(kqosd), "%s/kqosd", out ? out : ".output");
 	snprintf(be_uid, sizeof(be_uid), "be000000-0000-4000-8000-%012d", pid);
 	snprintf(mid_uid, sizeof(mid_uid), "4d1d0000-0000-4000-8000-%012d", pid);
 	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
@@ -142,27 +141,15 @@ static void setup(void)
 	snprintf(dirs[D_MID_POD], sizeof(dirs[0]), "/kubepods/besteffort/pod%s", mid_uid);
 	snprintf(dirs[D_MID_CTR], sizeof(dirs[0]), "/kubepods/besteffort/pod%s/%s", mid_uid,
 		 MID_CID);
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(pods_file, sizeof(pods_file), "/tmp/kqos-pods-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	close(mkstemp(cfg));
-	close(mkstemp(errlog));
-	close(mkstemp(pods_file));
-	state_dir = mkdtemp(state);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	daemon_tmp_file(pods_file, sizeof(pods_file), "kqos-pods");
 	made = true; /* from here on teardown removes whatever exists */
 	mk_tree();
 }
 
 static void teardown(void)
 {
-	char path[PATH_MAX];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	for (size_t i = 0; i < NLOAD; i++) {
 		live_kill(loads[i]);
 		loads[i] = -1;
@@ -170,15 +157,8 @@ static void teardown(void)
 	for (size_t c = 0; made && c < NCTRL; c++)
 		live_cg_destroy(ctrls[c], "kp");
 	made = false;
-	if (state_dir) {
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	unlink(errlog);
 	unlink(pods_file);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 /* Two spinners per pod: each pod wants both CPUs. */

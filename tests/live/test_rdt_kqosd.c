@@ -21,7 +21,8 @@
 #include "live.h"
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], fakefs[512], cfg[64], errlog[64], state[64], mnt[64];
+static char kqosd[512], fakefs[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN],
+	state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
 static pid_t daemon_pid = -1, be_pid = -1;
 static bool made, mounted;
@@ -29,24 +30,13 @@ static bool made, mounted;
 static void setup(void)
 {
 	const char *out = getenv("OUTPUT");
-	int fd;
 
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
 	snprintf(fakefs, sizeof(fakefs), "%s/tests/fuse/kqos-fake-resctrl-fs",
 		 out ? out : ".output");
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
-	mnt_dir = mkdtemp(mnt);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtfs"), 0);
 	made = true;
@@ -56,11 +46,7 @@ static void teardown(void)
 {
 	char cmd[128];
 
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(be_pid);
 	be_pid = -1;
 	for (size_t i = 0; made && i < 2; i++)
@@ -74,16 +60,7 @@ static void teardown(void)
 	mounted = false;
 	if (mnt_dir)
 		rmdir(mnt_dir);
-	if (state_dir) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-	}
-	unlink(cfg);
-	if (!getenv("KQOS_TEST_KEEP_LOG"))
-		unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static void mount_fake(void)

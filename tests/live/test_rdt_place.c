@@ -31,7 +31,7 @@
 #define WAIT_MAX 1000000000ULL /* an event lost shows as a round that never lands */
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], cfg[64], errlog[64], state[64], mnt[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN], mnt[64];
 static const char *root; /* the fake tree, or the FUSE mount serving the fake */
 static bool mounted;
 static char *state_dir;
@@ -49,20 +49,9 @@ static uint64_t mono(void)
 
 static void setup(void)
 {
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
+	state_dir = daemon_files_make(cfg, errlog, state);
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtbe"), 0);
 	made = true;
@@ -85,8 +74,7 @@ static bool use_fuse(void)
 	snprintf(bin, sizeof(bin), "%s/tests/fuse/kqos-fake-resctrl-fs", out ? out : ".output");
 	if (access(bin, X_OK))
 		return false;
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	cr_assert_not_null(mkdtemp(mnt));
+	cr_assert_not_null(daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs"));
 	snprintf(cmd, sizeof(cmd), "%s skx2s %s", bin, mnt);
 	cr_assert_eq(system(cmd), 0);
 	mounted = true;
@@ -119,11 +107,7 @@ static void leave(void)
 static void teardown(void)
 {
 	leave();
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	for (size_t i = 0; made && i < 2; i++)
 		live_cg_destroy(ctrls[i], "rdtbe");
 	made = false;
@@ -138,16 +122,7 @@ static void teardown(void)
 		rmdir(mnt);
 	}
 	mounted = false;
-	if (state_dir) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static void write_cfg(void)

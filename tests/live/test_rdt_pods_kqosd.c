@@ -27,7 +27,8 @@
 #define NDIRS 5
 
 static const char *const ctrls[NCTRL] = { "cpu", "cpuacct" };
-static char kqosd[512], fakefs[512], cfg[64], errlog[64], pods_file[64], state[64], mnt[64];
+static char kqosd[512], fakefs[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
+	state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
 static char a_uid[64], b_uid[64], g_uid[64];
 static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
@@ -61,12 +62,10 @@ static void setup(void)
 {
 	const char *out = getenv("OUTPUT");
 	char p[PATH_MAX];
-	int pid = (int)getpid(), fd;
+	int pid = (int)getpid();
 
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
 	snprintf(fakefs, sizeof(fakefs), "%s/tests/fuse/kqos-fake-resctrl-fs",
 		 out ? out : ".output");
 	snprintf(a_uid, sizeof(a_uid), "aa000000-0000-4000-8000-%012d", pid);
@@ -78,19 +77,9 @@ static void setup(void)
 	snprintf(dirs[2], sizeof(dirs[2]), "/kubepods/besteffort");
 	snprintf(dirs[3], sizeof(dirs[3]), "/kubepods/besteffort/pod%s", a_uid);
 	snprintf(dirs[4], sizeof(dirs[4]), "/kubepods/besteffort/pod%s", b_uid);
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(pods_file, sizeof(pods_file), "/tmp/kqos-pods-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	fd = mkstemp(pods_file);
-	close(fd);
-	state_dir = mkdtemp(state);
-	mnt_dir = mkdtemp(mnt);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	daemon_tmp_file(pods_file, sizeof(pods_file), "kqos-pods");
+	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
 	for (size_t c = 0; c < NCTRL; c++) {
 		cr_assert_eq(live_cg_create(ctrls[c], "rkp"), 0, "%s", ctrls[c]);
 		for (size_t d = 0; d < NDIRS; d++) {
@@ -105,11 +94,7 @@ static void teardown(void)
 {
 	char p[PATH_MAX], cmd[128];
 
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(a_pid);
 	live_kill(b_pid);
 	a_pid = b_pid = -1;
@@ -129,14 +114,8 @@ static void teardown(void)
 	mounted = false;
 	if (mnt_dir)
 		rmdir(mnt_dir);
-	if (state_dir) {
-		snprintf(p, sizeof(p), "%s/journal", state_dir);
-		unlink(p);
-		rmdir(state_dir);
-	}
-	unlink(cfg);
-	unlink(errlog);
 	unlink(pods_file);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static const char *const annotation =
