@@ -186,3 +186,14 @@ bool fakefs_exists(const char *mnt, const char *rel)
 	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
 	return !access(path, F_OK);
 }
+
+bool fakefs_has_pid(const char *mnt, const char *rel, pid_t pid)
+{
+	char buf[8192], *line, *save = NULL;
+
+	fakefs_read(mnt, rel, buf, sizeof(buf));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (atoi(line) == pid)
+			return true;
+	return false;
+}

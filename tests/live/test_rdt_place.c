@@ -24,6 +24,7 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "fakefs.h"
 #include "live.h"
 #include "resctrl_fake.h"
 
@@ -33,9 +34,8 @@
 static const char *const ctrls[] = { "cpu", "cpuacct" };
 static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN], mnt[64];
 static const char *root; /* the fake tree, or the FUSE mount serving the fake */
-static bool mounted;
 static char *state_dir;
-static pid_t daemon_pid = -1;
+static pid_t daemon_pid = -1, fs_pid = -1;
 static struct resctrl_fake *fake;
 static bool made;
 
@@ -68,19 +68,13 @@ static void use_tree(void)
 /* The FUSE fake: kqosd makes kqos-BE itself, and tasks lists every tid of the group. */
 static bool use_fuse(void)
 {
-	const char *out = getenv("OUTPUT");
-	char bin[512], cmd[700], path[PATH_MAX];
+	char bin[512];
 
-	snprintf(bin, sizeof(bin), "%s/tests/fuse/kqos-fake-resctrl-fs", out ? out : ".output");
+	fakefs_path(bin, sizeof(bin));
 	if (access(bin, X_OK))
 		return false;
 	cr_assert_not_null(daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs"));
-	snprintf(cmd, sizeof(cmd), "%s skx2s %s", bin, mnt);
-	cr_assert_eq(system(cmd), 0);
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/schemata", mnt);
-	for (int i = 0; i < 50 && access(path, R_OK); i++)
-		live_sleep_ms(100);
+	fs_pid = fakefs_start("skx2s", mnt, NULL);
 	root = mnt;
 	return true;
 }
@@ -113,15 +107,12 @@ static void teardown(void)
 	made = false;
 	resctrl_fake__free(fake);
 	fake = NULL;
-	if (mounted) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt);
-		if (system(cmd))
-			fprintf(stderr, "unmount of %s failed\n", mnt);
+	if (root == mnt) {
+		fakefs_stop(fs_pid, mnt);
 		rmdir(mnt);
 	}
-	mounted = false;
+	fs_pid = -1;
+	root = NULL;
 	daemon_files_remove(cfg, errlog, &state_dir);
 }
 

@@ -21,19 +21,20 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "fakefs.h"
 #include "live.h"
 
 #define NCTRL 2
 #define NDIRS 5
 
 static const char *const ctrls[NCTRL] = { "cpu", "cpuacct" };
-static char kqosd[512], fakefs[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
 	state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
 static char a_uid[64], b_uid[64], g_uid[64];
 static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
-static pid_t daemon_pid = -1, a_pid = -1, b_pid = -1;
-static bool made, mounted;
+static pid_t daemon_pid = -1, a_pid = -1, b_pid = -1, fs_pid = -1;
+static bool made;
 
 static void path_of(char *buf, size_t len, const char *ctrl, const char *rel, const char *file)
 {
@@ -60,14 +61,11 @@ static int put(const char *ctrl, const char *rel, const char *file, const char *
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
 	char p[PATH_MAX];
 	int pid = (int)getpid();
 
 	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	snprintf(fakefs, sizeof(fakefs), "%s/tests/fuse/kqos-fake-resctrl-fs",
-		 out ? out : ".output");
 	snprintf(a_uid, sizeof(a_uid), "aa000000-0000-4000-8000-%012d", pid);
 	snprintf(b_uid, sizeof(b_uid), "bb000000-0000-4000-8000-%012d", pid);
 	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
@@ -92,7 +90,7 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char p[PATH_MAX], cmd[128];
+	char p[PATH_MAX];
 
 	daemon_kill(&daemon_pid);
 	live_kill(a_pid);
@@ -106,12 +104,9 @@ static void teardown(void)
 		live_cg_destroy(ctrls[c], "rkp");
 	}
 	made = false;
-	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt_dir);
-		if (system(cmd))
-			fprintf(stderr, "unmount of %s failed\n", mnt_dir);
-	}
-	mounted = false;
+	if (fs_pid > 0)
+		fakefs_stop(fs_pid, mnt_dir);
+	fs_pid = -1;
 	if (mnt_dir)
 		rmdir(mnt_dir);
 	unlink(pods_file);
@@ -178,36 +173,17 @@ static void write_cfg(void)
 
 static void slurp(const char *rel, char *buf, size_t n)
 {
-	char path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
+	fakefs_read(mnt_dir, rel, buf, n);
 }
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	slurp(rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt_dir, rel, pid);
 }
 
 static bool exists(const char *rel)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	return !access(path, F_OK);
+	return fakefs_exists(mnt_dir, rel);
 }
 
 static char a_group[128];
@@ -248,18 +224,14 @@ static pid_t spawn_in(const char *rel)
 Test(rdt_pods_kqosd, annotated_pod_gets_its_group_and_loses_it_after_the_grace, .init = setup,
      .fini = teardown, .timeout = 90)
 {
-	char buf[512], cmd[1200], path[PATH_MAX];
+	char buf[512], fakefs[512], path[PATH_MAX];
 
 	if (!live_require_root())
 		return;
 	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	fakefs_path(fakefs, sizeof(fakefs));
 	cr_assert_eq(access(fakefs, X_OK), 0, "%s not built (libfuse3 missing?)", fakefs);
-	snprintf(cmd, sizeof(cmd), "%s skx2s %s", fakefs, mnt_dir);
-	cr_assert_eq(system(cmd), 0);
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/schemata", mnt_dir);
-	for (int i = 0; i < 50 && access(path, R_OK); i++)
-		live_sleep_ms(100);
+	fs_pid = fakefs_start("skx2s", mnt_dir, NULL);
 	snprintf(a_group, sizeof(a_group), "kqos-pod-%s", a_uid);
 	a_pid = spawn_in(dirs[3]);
 	b_pid = spawn_in(dirs[4]);
