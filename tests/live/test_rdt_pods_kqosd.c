@@ -22,6 +22,7 @@
 
 #include "daemon.h"
 #include "fakefs.h"
+#include "kubetree.h"
 #include "live.h"
 
 #define NCTRL 2
@@ -32,47 +33,30 @@ static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[6
 	state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
 static char a_uid[64], b_uid[64], g_uid[64];
-static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
+static char dirs[NDIRS][KUBETREE_DIR_LEN]; /* relative to the test dir, parents first */
 static pid_t daemon_pid = -1, a_pid = -1, b_pid = -1, fs_pid = -1;
 static bool made;
 
 static void path_of(char *buf, size_t len, const char *ctrl, const char *rel, const char *file)
 {
-	char base[512];
-
-	live_cg_path(base, sizeof(base), ctrl, "rkp");
-	snprintf(buf, len, "%s%s%s%s", base, rel, file ? "/" : "", file ? file : "");
+	kubetree_path(buf, len, "rkp", ctrl, rel, file);
 }
 
 static int put(const char *ctrl, const char *rel, const char *file, const char *val)
 {
-	char p[PATH_MAX];
-	int fd, err = 0;
-
-	path_of(p, sizeof(p), ctrl, rel, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return kubetree_write("rkp", ctrl, rel, file, val);
 }
 
 static void setup(void)
 {
 	char p[PATH_MAX];
-	int pid = (int)getpid();
 
 	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	snprintf(a_uid, sizeof(a_uid), "aa000000-0000-4000-8000-%012d", pid);
-	snprintf(b_uid, sizeof(b_uid), "bb000000-0000-4000-8000-%012d", pid);
-	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
-	snprintf(dirs[0], sizeof(dirs[0]), "/kubepods");
-	/* a Guaranteed pod dir tells kqos where the nested kubepods root is */
-	snprintf(dirs[1], sizeof(dirs[1]), "/kubepods/pod%s", g_uid);
-	snprintf(dirs[2], sizeof(dirs[2]), "/kubepods/besteffort");
+	kubetree_uid(a_uid, sizeof(a_uid), "aa000000");
+	kubetree_uid(b_uid, sizeof(b_uid), "bb000000");
+	kubetree_uid(g_uid, sizeof(g_uid), "9a000000");
+	kubetree_dirs(dirs, g_uid);
 	snprintf(dirs[3], sizeof(dirs[3]), "/kubepods/besteffort/pod%s", a_uid);
 	snprintf(dirs[4], sizeof(dirs[4]), "/kubepods/besteffort/pod%s", b_uid);
 	state_dir = daemon_files_make(cfg, errlog, state);
@@ -82,7 +66,7 @@ static void setup(void)
 		cr_assert_eq(live_cg_create(ctrls[c], "rkp"), 0, "%s", ctrls[c]);
 		for (size_t d = 0; d < NDIRS; d++) {
 			path_of(p, sizeof(p), ctrls[c], dirs[d], NULL);
-			cr_assert(!mkdir(p, 0755) || errno == EEXIST, "mkdir %s", p);
+			cr_assert_eq(kubetree_mkdir("rkp", ctrls[c], dirs[d]), 0, "mkdir %s", p);
 		}
 	}
 	made = true;
@@ -90,19 +74,12 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char p[PATH_MAX];
-
 	daemon_kill(&daemon_pid);
 	live_kill(a_pid);
 	live_kill(b_pid);
 	a_pid = b_pid = -1;
-	for (size_t c = 0; made && c < NCTRL; c++) {
-		for (size_t d = NDIRS; d-- > 0;) {
-			path_of(p, sizeof(p), ctrls[c], dirs[d], NULL);
-			rmdir(p);
-		}
-		live_cg_destroy(ctrls[c], "rkp");
-	}
+	for (size_t c = 0; made && c < NCTRL; c++)
+		kubetree_remove("rkp", ctrls[c], dirs, NDIRS);
 	made = false;
 	if (fs_pid > 0)
 		fakefs_stop(fs_pid, mnt_dir);
