@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 
 #include "daemon.h"
+#include "fileio.h"
 #include "live.h"
 
 void daemon_path(char *buf, size_t len)
@@ -128,34 +129,19 @@ int daemon_log_count(const char *errlog, const char *needle, const char *needle2
 int live_file_write(const char *ctrl, const char *tag, const char *file, const char *val)
 {
 	char dir[512], path[PATH_MAX];
-	int fd, err = 0;
 
 	live_cg_path(dir, sizeof(dir), ctrl, tag);
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return fileio_put(path, val);
 }
 
 void live_file_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n)
 {
 	char dir[512], path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
 
 	live_cg_path(dir, sizeof(dir), ctrl, tag);
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	fileio_get_line(path, buf, n);
 }
 
 static unsigned int ms_since(const struct timespec *t0)

@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "fileio.h"
 #include "kubetree.h"
 #include "live.h"
 
@@ -55,31 +56,16 @@ int kubetree_write(const char *tag, const char *ctrl, const char *rel, const cha
 		   const char *val)
 {
 	char p[PATH_MAX];
-	int fd, err = 0;
 
 	kubetree_path(p, sizeof(p), tag, ctrl, rel, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return fileio_put(p, val);
 }
 
 void kubetree_read(const char *tag, const char *ctrl, const char *rel, const char *file, char *buf,
 		   size_t n)
 {
 	char p[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
 
 	kubetree_path(p, sizeof(p), tag, ctrl, rel, file);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	fileio_get_line(p, buf, n);
 }
