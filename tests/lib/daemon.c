@@ -11,6 +11,8 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <criterion/criterion.h>
+
 #include "daemon.h"
 #include "fileio.h"
 #include "live.h"
@@ -142,6 +144,35 @@ void live_file_read(const char *ctrl, const char *tag, const char *file, char *b
 	live_cg_path(dir, sizeof(dir), ctrl, tag);
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
 	fileio_get_line(path, buf, n);
+}
+
+void live_cg_create_all(const char *const *ctrls, size_t n, const char *tag)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(live_cg_create(ctrls[i], tag), 0, "%s %s", ctrls[i], tag);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ctrls[i], "cpuset"))
+			continue;
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.mems", "0"), 0);
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
+	}
+}
+
+void live_cg_destroy_all(const char *const *ctrls, size_t n, const char *tag)
+{
+	for (size_t i = 0; i < n; i++)
+		live_cg_destroy(ctrls[i], tag);
+}
+
+pid_t live_spawn_in(const char *const *ctrls, size_t n, const char *tag, int duty_pct)
+{
+	pid_t pid = live_spawn(duty_pct);
+
+	cr_assert_gt(pid, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
+	live_go(pid);
+	return pid;
 }
 
 static unsigned int ms_since(const struct timespec *t0)

@@ -48,6 +48,15 @@ int daemon_log_wait(const char *errlog, const char *needle, const char *needle2,
 /* A file of the test cgroup kqos-test-<pid>-<tag> in controller @ctrl. */
 int live_file_write(const char *ctrl, const char *tag, const char *file, const char *val);
 void live_file_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n);
+/*
+ * The test cgroup @tag in each of @ctrls[0..@n), a cpuset one with cpus 0-1 and mems 0 (v1
+ * takes no task into an empty cpuset). Asserts every step, as a setup does.
+ */
+void live_cg_create_all(const char *const *ctrls, size_t n, const char *tag);
+void live_cg_destroy_all(const char *const *ctrls, size_t n, const char *tag);
+/* A load of @duty_pct % (live_spawn) placed in @tag of each of @ctrls, then let go; its pid. */
+pid_t live_spawn_in(const char *const *ctrls, size_t n, const char *tag, int duty_pct);
+
 /* Poll the file until it reads @want (trailing newline ignored) or @ms pass. */
 bool live_file_wait(const char *ctrl, const char *tag, const char *file, const char *want,
 		    unsigned int ms, unsigned int *ret_ms);

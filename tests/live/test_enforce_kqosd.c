@@ -31,17 +31,9 @@ static void setup(void)
 	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
 	state_dir = daemon_files_make(cfg, errlog, state);
-	for (size_t i = 0; i < 3; i++) {
-		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
-		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
-	}
-	made = true;
-	for (size_t i = 0; i < 2; i++) {
-		const char *tag = i ? "be" : "ls";
-
-		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.mems", "0"), 0);
-		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
-	}
+	made = true; /* teardown removes what of them exists */
+	live_cg_create_all(ctrls, 3, "ls");
+	live_cg_create_all(ctrls, 3, "be");
 }
 
 static void teardown(void)
@@ -50,23 +42,15 @@ static void teardown(void)
 	live_kill(ls_pid);
 	live_kill(be_pid);
 	ls_pid = be_pid = -1;
-	for (size_t i = 0; made && i < 3; i++) {
-		live_cg_destroy(ctrls[i], "ls");
-		live_cg_destroy(ctrls[i], "be");
-	}
+	for (size_t i = 0; made && i < 2; i++)
+		live_cg_destroy_all(ctrls, 3, i ? "be" : "ls");
 	made = false;
 	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static pid_t spawn_in(const char *tag)
 {
-	pid_t pid = live_spawn(100);
-
-	cr_assert_gt(pid, 0);
-	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-	live_go(pid);
-	return pid;
+	return live_spawn_in(ctrls, 3, tag, 100);
 }
 
 static void write_cfg(void)

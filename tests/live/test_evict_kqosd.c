@@ -43,10 +43,8 @@ static void setup(void)
 	/* the agent finds the v1 cpu hierarchy id there */
 	snprintf(path, sizeof(path), "%s/cgroups", proc_dir);
 	cr_assert_eq(symlink("/proc/cgroups", path), 0);
-	for (size_t i = 0; i < NCTRLS; i++) {
-		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
-		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
-	}
+	live_cg_create_all(ctrls, NCTRLS, "ls");
+	live_cg_create_all(ctrls, NCTRLS, "be");
 	made = true;
 }
 
@@ -60,10 +58,8 @@ static void teardown(void)
 	live_kill(be_pid[0]);
 	live_kill(be_pid[1]);
 	ls_pid = be_pid[0] = be_pid[1] = -1;
-	for (size_t i = 0; made && i < NCTRLS; i++) {
-		live_cg_destroy(ctrls[i], "ls");
-		live_cg_destroy(ctrls[i], "be");
-	}
+	for (size_t i = 0; made && i < 2; i++)
+		live_cg_destroy_all(ctrls, NCTRLS, i ? "be" : "ls");
 	made = false;
 	if (state_dir)
 		daemon_rm_in(state_dir, "evictions.log");
@@ -78,13 +74,7 @@ static void teardown(void)
 
 static pid_t spawn_in(const char *tag)
 {
-	pid_t pid = live_spawn(0);
-
-	cr_assert_gt(pid, 0);
-	for (size_t i = 0; i < NCTRLS; i++)
-		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-	live_go(pid);
-	return pid;
+	return live_spawn_in(ctrls, NCTRLS, tag, 0);
 }
 
 /* MemTotal 10 GB; @used_pct of it in use. Atomic: the agent never reads half a file. */

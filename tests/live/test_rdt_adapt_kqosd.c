@@ -39,12 +39,8 @@ static void setup(void)
 		return;
 	state_dir = daemon_files_make(cfg, errlog, state);
 	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
-	for (size_t t = 0; t < 2; t++) {
-		for (size_t i = 0; i < 3; i++)
-			cr_assert_eq(live_cg_create(ctrls[i], tags[t]), 0);
-		cr_assert_eq(live_file_write("cpuset", tags[t], "cpuset.mems", "0"), 0);
-		cr_assert_eq(live_file_write("cpuset", tags[t], "cpuset.cpus", "0-1"), 0);
-	}
+	for (size_t t = 0; t < 2; t++)
+		live_cg_create_all(ctrls, 3, tags[t]);
 	made = true;
 }
 
@@ -55,8 +51,7 @@ static void teardown(void)
 		live_kill(kids[i]);
 	nkids = 0;
 	for (size_t t = 0; made && t < 2; t++)
-		for (size_t i = 0; i < 3; i++)
-			live_cg_destroy(ctrls[i], tags[t]);
+		live_cg_destroy_all(ctrls, 3, tags[t]);
 	made = false;
 	if (mnt_dir) {
 		fakefs_stop(fs_pid, mnt_dir);
@@ -68,15 +63,8 @@ static void teardown(void)
 
 static void spawn_in(const char *tag, int n, int duty)
 {
-	for (int k = 0; k < n; k++) {
-		pid_t pid = live_spawn(duty);
-
-		cr_assert_gt(pid, 0);
-		kids[nkids++] = pid;
-		for (size_t i = 0; i < 3; i++)
-			cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-		live_go(pid);
-	}
+	for (int k = 0; k < n; k++)
+		kids[nkids++] = live_spawn_in(ctrls, 3, tag, duty);
 }
 
 static void write_cfg(void)
