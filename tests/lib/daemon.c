@@ -175,6 +175,13 @@ pid_t live_spawn_in(const char *const *ctrls, size_t n, const char *tag, int dut
 	return pid;
 }
 
+bool live_wait_for(bool (*ok)(void), unsigned int ms, unsigned int step_ms)
+{
+	for (unsigned int t = 0; t < ms && !ok(); t += step_ms)
+		live_sleep_ms(step_ms);
+	return ok();
+}
+
 static unsigned int ms_since(const struct timespec *t0)
 {
 	struct timespec t;

@@ -57,6 +57,9 @@ void live_cg_destroy_all(const char *const *ctrls, size_t n, const char *tag);
 /* A load of @duty_pct % (live_spawn) placed in @tag of each of @ctrls, then let go; its pid. */
 pid_t live_spawn_in(const char *const *ctrls, size_t n, const char *tag, int duty_pct);
 
+/* Poll @ok every @step_ms until it holds or @ms pass; its last answer. */
+bool live_wait_for(bool (*ok)(void), unsigned int ms, unsigned int step_ms);
+
 /* Poll the file until it reads @want (trailing newline ignored) or @ms pass. */
 bool live_file_wait(const char *ctrl, const char *tag, const char *file, const char *want,
 		    unsigned int ms, unsigned int *ret_ms);

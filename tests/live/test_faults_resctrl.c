@@ -120,13 +120,7 @@ static void slurp(const char *rel, char *buf, size_t n)
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	slurp(rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt_dir, rel, pid);
 }
 
 /* The root's entries, sorted, one per line: the group list. */
@@ -222,9 +216,7 @@ static bool wait_hits(const char *op, unsigned long n)
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 50)
-		live_sleep_ms(50);
-	return ok();
+	return live_wait_for(ok, ms, 50);
 }
 
 static bool be_placed(void)

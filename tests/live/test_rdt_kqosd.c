@@ -100,9 +100,7 @@ static bool has_pid(const char *rel, pid_t pid)
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 50)
-		live_sleep_ms(50);
-	return ok();
+	return live_wait_for(ok, ms, 50);
 }
 
 static bool be_placed(void)

@@ -180,9 +180,7 @@ static bool a_gone(void)
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 100)
-		live_sleep_ms(100);
-	return ok();
+	return live_wait_for(ok, ms, 100);
 }
 
 static pid_t spawn_in(const char *rel)
