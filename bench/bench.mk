@@ -35,7 +35,8 @@ $(OUTPUT)/bench/mapfloor: bench/mapfloor.c
 bench-scale: $(KQOSD) $(OUTPUT)/bench/scaleload $(OUTPUT)/bench/mapfloor
 	$(Q)OUTPUT=$(OUTPUT) bench/scale.sh
 
-# The churn soak (bench/soak.sh): the load and recorder link the soak helpers of tests/lib alone.
+# The churn soak (bench/soak.sh): the load and recorder link the soak (and fileio) helpers of
+# tests/lib alone.
 SOAKLOAD := $(OUTPUT)/bench/soakload
 
 .PHONY: soak
@@ -43,7 +44,7 @@ SOAKLOAD := $(OUTPUT)/bench/soakload
 soak: $(KQOSD) $(SOAKLOAD)
 	$(Q)OUTPUT=$(OUTPUT) bench/soak.sh
 
-$(SOAKLOAD): bench/soakload.c $(OUTPUT)/tests/lib/soak.o
+$(SOAKLOAD): bench/soakload.c $(OUTPUT)/tests/lib/soak.o $(OUTPUT)/tests/lib/fileio.o
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) -Itests/lib $(LDFLAGS) -pthread $^ -o $@ $(LDLIBS)

@@ -11,7 +11,10 @@
 #include <sys/prctl.h>
 #include <sys/wait.h>
 
+#include <criterion/criterion.h>
+
 #include "daemon.h"
+#include "fileio.h"
 #include "live.h"
 
 void daemon_path(char *buf, size_t len)
@@ -19,6 +22,71 @@ void daemon_path(char *buf, size_t len)
 	const char *out = getenv("OUTPUT");
 
 	snprintf(buf, len, "%s/kqosd", out ? out : ".output");
+}
+
+bool daemon_prepare(char *kqosd, size_t len)
+{
+	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+		return false;
+	live_sweep_stale();
+	daemon_path(kqosd, len);
+	return true;
+}
+
+int daemon_tmp_file(char *buf, size_t len, const char *prefix)
+{
+	int fd;
+
+	snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+	fd = mkstemp(buf);
+	if (fd < 0)
+		return -errno;
+	close(fd);
+	return 0;
+}
+
+char *daemon_tmp_dir(char *buf, size_t len, const char *prefix)
+{
+	snprintf(buf, len, "/tmp/%s-XXXXXX", prefix);
+	return mkdtemp(buf);
+}
+
+void daemon_rm_in(const char *dir, const char *name)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	unlink(path);
+}
+
+char *daemon_files_make(char *cfg, char *errlog, char *state)
+{
+	daemon_tmp_file(cfg, DAEMON_TMP_LEN, "kqosd-cfg");
+	daemon_tmp_file(errlog, DAEMON_TMP_LEN, "kqosd-err");
+	return daemon_tmp_dir(state, DAEMON_TMP_LEN, "kqos-state");
+}
+
+void daemon_files_remove(const char *cfg, const char *errlog, char **state_dir)
+{
+	if (*state_dir) {
+		daemon_rm_in(*state_dir, "journal");
+		rmdir(*state_dir);
+		*state_dir = NULL;
+	}
+	unlink(cfg);
+	if (getenv("KQOS_TEST_KEEP_LOG"))
+		fprintf(stderr, "kqosd log kept: %s\n", errlog);
+	else
+		unlink(errlog);
+}
+
+void daemon_kill(pid_t *pid)
+{
+	if (*pid > 0) {
+		kill(*pid, SIGKILL);
+		waitpid(*pid, NULL, 0);
+	}
+	*pid = -1;
 }
 
 pid_t daemon_start(const char *kqosd, const char *cfg, const char *errlog)
@@ -63,34 +131,55 @@ int daemon_log_count(const char *errlog, const char *needle, const char *needle2
 int live_file_write(const char *ctrl, const char *tag, const char *file, const char *val)
 {
 	char dir[512], path[PATH_MAX];
-	int fd, err = 0;
 
 	live_cg_path(dir, sizeof(dir), ctrl, tag);
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return fileio_put(path, val);
 }
 
 void live_file_read(const char *ctrl, const char *tag, const char *file, char *buf, size_t n)
 {
 	char dir[512], path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
 
 	live_cg_path(dir, sizeof(dir), ctrl, tag);
 	snprintf(path, sizeof(path), "%s/%s", dir, file);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
+	fileio_get_line(path, buf, n);
+}
+
+void live_cg_create_all(const char *const *ctrls, size_t n, const char *tag)
+{
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(live_cg_create(ctrls[i], tag), 0, "%s %s", ctrls[i], tag);
+	for (size_t i = 0; i < n; i++) {
+		if (strcmp(ctrls[i], "cpuset"))
+			continue;
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.mems", "0"), 0);
+		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
 	}
-	buf[len > 0 ? len : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+}
+
+void live_cg_destroy_all(const char *const *ctrls, size_t n, const char *tag)
+{
+	for (size_t i = 0; i < n; i++)
+		live_cg_destroy(ctrls[i], tag);
+}
+
+pid_t live_spawn_in(const char *const *ctrls, size_t n, const char *tag, int duty_pct)
+{
+	pid_t pid = live_spawn(duty_pct);
+
+	cr_assert_gt(pid, 0);
+	for (size_t i = 0; i < n; i++)
+		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
+	live_go(pid);
+	return pid;
+}
+
+bool live_wait_for(bool (*ok)(void), unsigned int ms, unsigned int step_ms)
+{
+	for (unsigned int t = 0; t < ms && !ok(); t += step_ms)
+		live_sleep_ms(step_ms);
+	return ok();
 }
 
 static unsigned int ms_since(const struct timespec *t0)

@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 
 #include "fakefs.h"
+#include "fileio.h"
 
 void fakefs_path(char *buf, size_t len)
 {
@@ -167,16 +168,9 @@ int fakefs_read(const char *mnt, const char *rel, char *buf, size_t len)
 int fakefs_write(const char *mnt, const char *rel, const char *text)
 {
 	char path[PATH_MAX];
-	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, text, strlen(text)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return fileio_put(path, text);
 }
 
 bool fakefs_exists(const char *mnt, const char *rel)
@@ -185,4 +179,15 @@ bool fakefs_exists(const char *mnt, const char *rel)
 
 	snprintf(path, sizeof(path), "%s/%s", mnt, rel);
 	return !access(path, F_OK);
+}
+
+bool fakefs_has_pid(const char *mnt, const char *rel, pid_t pid)
+{
+	char buf[8192], *line, *save = NULL;
+
+	fakefs_read(mnt, rel, buf, sizeof(buf));
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (atoi(line) == pid)
+			return true;
+	return false;
 }

@@ -33,5 +33,7 @@ int fakefs_read(const char *mnt, const char *rel, char *buf, size_t len);
 /* One write() of @text to a file under the mount; 0 or -errno. */
 int fakefs_write(const char *mnt, const char *rel, const char *text);
 bool fakefs_exists(const char *mnt, const char *rel);
+/* A tasks file under the mount lists @pid on a line of its own. */
+bool fakefs_has_pid(const char *mnt, const char *rel, pid_t pid);
 
 #endif

@@ -20,6 +20,7 @@
 
 #include <bpf/bpf.h>
 
+#include "fileio.h"
 #include "soak.h"
 
 __u64 soak_now_ms(void)
@@ -572,18 +573,6 @@ static void ctrl_path(const struct soak_churn *c, enum ctrl k, const char *rel, 
 		 file ? "/" : "", file ? file : "");
 }
 
-static int put(const char *path, const char *val)
-{
-	int fd = open(path, O_WRONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
-}
-
 static int read_line(const char *path, char *buf, size_t len)
 {
 	FILE *f = fopen(path, "re");
@@ -613,10 +602,10 @@ static int mk(struct soak_churn *c, enum ctrl k, const char *rel, const char *cp
 	if (k != C_CPUSET)
 		return 0;
 	ctrl_path(c, k, rel, "cpuset.mems", f, sizeof(f));
-	err = put(f, c->root_mems);
+	err = fileio_put(f, c->root_mems);
 	ctrl_path(c, k, rel, "cpuset.cpus", f, sizeof(f));
 	if (!err)
-		err = put(f, cpus);
+		err = fileio_put(f, cpus);
 	if (err)
 		churn_error(c, "cpuset", p, err);
 	return err;
@@ -653,7 +642,7 @@ static void task_main(char procs[C_NR][PATH_MAX], unsigned int life_ms)
 
 	prctl(PR_SET_PDEATHSIG, SIGKILL);
 	for (int k = 0; k < C_NR; k++)
-		if (procs[k][0] && put(procs[k], "0"))
+		if (procs[k][0] && fileio_put(procs[k], "0"))
 			_exit(2);
 	while (soak_now_ms() < end) {
 		__u64 spin;

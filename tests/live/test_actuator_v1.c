@@ -21,6 +21,7 @@
 #include "actuator.h"
 #include "cgroupfs.h"
 #include "enforce.h"
+#include "fileio.h"
 #include "live.h"
 #include "log.h"
 #include "plan.h"
@@ -37,16 +38,9 @@ static bool ready;
 static int raw_write(const char *ctrl, const char *rel, const char *file, const char *val)
 {
 	char path[PATH_MAX];
-	int fd, err = 0;
 
 	snprintf(path, sizeof(path), "%s/%s%s/%s", LIVE_CG_ROOT, ctrl, rel, file);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return fileio_put(path, val);
 }
 
 static void raw_read(const char *ctrl, const char *rel, const char *file, char *buf, size_t n)

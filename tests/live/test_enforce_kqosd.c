@@ -21,77 +21,36 @@
 #include "live.h"
 
 static const char *const ctrls[] = { "cpu", "cpuacct", "cpuset" };
-static char kqosd[512], cfg[64], errlog[64], state[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN];
 static char *state_dir;
 static pid_t daemon_pid = -1, ls_pid = -1, be_pid = -1;
 static bool made;
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	snprintf(kqosd, sizeof(kqosd), "%s/kqosd", out ? out : ".output");
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
-	for (size_t i = 0; i < 3; i++) {
-		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
-		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
-	}
-	made = true;
-	for (size_t i = 0; i < 2; i++) {
-		const char *tag = i ? "be" : "ls";
-
-		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.mems", "0"), 0);
-		cr_assert_eq(live_file_write("cpuset", tag, "cpuset.cpus", "0-1"), 0);
-	}
+	state_dir = daemon_files_make(cfg, errlog, state);
+	made = true; /* teardown removes what of them exists */
+	live_cg_create_all(ctrls, 3, "ls");
+	live_cg_create_all(ctrls, 3, "be");
 }
 
 static void teardown(void)
 {
-	char path[PATH_MAX];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(ls_pid);
 	live_kill(be_pid);
 	ls_pid = be_pid = -1;
-	for (size_t i = 0; made && i < 3; i++) {
-		live_cg_destroy(ctrls[i], "ls");
-		live_cg_destroy(ctrls[i], "be");
-	}
+	for (size_t i = 0; made && i < 2; i++)
+		live_cg_destroy_all(ctrls, 3, i ? "be" : "ls");
 	made = false;
-	if (state_dir) {
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static pid_t spawn_in(const char *tag)
 {
-	pid_t pid = live_spawn(100);
-
-	cr_assert_gt(pid, 0);
-	for (size_t i = 0; i < 3; i++)
-		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-	live_go(pid);
-	return pid;
+	return live_spawn_in(ctrls, 3, tag, 100);
 }
 
 static void write_cfg(void)

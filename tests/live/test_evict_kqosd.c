@@ -25,7 +25,8 @@
 static const char *const ctrls[] = { "cpu", "cpuacct", "freezer", "memory" };
 #define NCTRLS 4
 
-static char kqosd[512], cfg[64], errlog[64], state[64], proc[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN],
+	proc[64];
 static char *state_dir, *proc_dir;
 static pid_t daemon_pid = -1, ls_pid = -1, be_pid[2] = { -1, -1 };
 static bool made;
@@ -33,48 +34,23 @@ static bool made;
 static void setup(void)
 {
 	char path[PATH_MAX];
-	int fd;
 
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(proc, sizeof(proc), "/tmp/kqos-proc-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
-	proc_dir = mkdtemp(proc);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	proc_dir = daemon_tmp_dir(proc, sizeof(proc), "kqos-proc");
 	cr_assert_not_null(proc_dir);
 	/* the agent finds the v1 cpu hierarchy id there */
 	snprintf(path, sizeof(path), "%s/cgroups", proc_dir);
 	cr_assert_eq(symlink("/proc/cgroups", path), 0);
-	for (size_t i = 0; i < NCTRLS; i++) {
-		cr_assert_eq(live_cg_create(ctrls[i], "ls"), 0);
-		cr_assert_eq(live_cg_create(ctrls[i], "be"), 0);
-	}
+	live_cg_create_all(ctrls, NCTRLS, "ls");
+	live_cg_create_all(ctrls, NCTRLS, "be");
 	made = true;
-}
-
-static void rm_in(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
 }
 
 static void teardown(void)
 {
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	/* a frozen task cannot die: thaw first */
 	if (made)
 		live_file_write("freezer", "be", "freezer.state", "THAWED");
@@ -82,36 +58,23 @@ static void teardown(void)
 	live_kill(be_pid[0]);
 	live_kill(be_pid[1]);
 	ls_pid = be_pid[0] = be_pid[1] = -1;
-	for (size_t i = 0; made && i < NCTRLS; i++) {
-		live_cg_destroy(ctrls[i], "ls");
-		live_cg_destroy(ctrls[i], "be");
-	}
+	for (size_t i = 0; made && i < 2; i++)
+		live_cg_destroy_all(ctrls, NCTRLS, i ? "be" : "ls");
 	made = false;
-	if (state_dir) {
-		rm_in(state_dir, "journal");
-		rm_in(state_dir, "evictions.log");
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
+	if (state_dir)
+		daemon_rm_in(state_dir, "evictions.log");
 	if (proc_dir) {
-		rm_in(proc_dir, "cgroups");
-		rm_in(proc_dir, "meminfo");
+		daemon_rm_in(proc_dir, "cgroups");
+		daemon_rm_in(proc_dir, "meminfo");
 		rmdir(proc_dir);
 		proc_dir = NULL;
 	}
-	unlink(cfg);
-	unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static pid_t spawn_in(const char *tag)
 {
-	pid_t pid = live_spawn(0);
-
-	cr_assert_gt(pid, 0);
-	for (size_t i = 0; i < NCTRLS; i++)
-		cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-	live_go(pid);
-	return pid;
+	return live_spawn_in(ctrls, NCTRLS, tag, 0);
 }
 
 /* MemTotal 10 GB; @used_pct of it in use. Atomic: the agent never reads half a file. */

@@ -29,7 +29,8 @@
 #define WAIT_MS 20000 /* generous: others build and test on this machine */
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], cfg[64], errlog[64], state[64], mnt[64], prom[64], faults[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN], mnt[64],
+	prom[64], faults[64];
 static char *state_dir, *mnt_dir, *prom_dir;
 static pid_t daemon_pid = -1, be_pid = -1, fs_pid = -1;
 static bool made;
@@ -37,37 +38,14 @@ static bool made;
 /* What kqosd must leave as it found it. */
 static char root_before[512], foreign_before[512], list_before[1024];
 
-static void rm_file(const char *dir, const char *name)
-{
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	unlink(path);
-}
-
 static void setup(void)
 {
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(faults, sizeof(faults), "/tmp/kqos-faults-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	snprintf(prom, sizeof(prom), "/tmp/kqos-prom-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	fd = mkstemp(faults);
-	close(fd);
-	state_dir = mkdtemp(state);
-	mnt_dir = mkdtemp(mnt);
-	prom_dir = mkdtemp(prom);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	daemon_tmp_file(faults, sizeof(faults), "kqos-faults");
+	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
+	prom_dir = daemon_tmp_dir(prom, sizeof(prom), "kqos-prom");
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtflt"), 0);
 	made = true;
@@ -77,11 +55,7 @@ static void teardown(void)
 {
 	char hits_path[80];
 
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(be_pid);
 	be_pid = -1;
 	for (size_t i = 0; made && i < 2; i++)
@@ -92,20 +66,14 @@ static void teardown(void)
 	fs_pid = -1;
 	if (mnt_dir)
 		rmdir(mnt_dir);
-	if (state_dir) {
-		rm_file(state_dir, "journal");
-		rmdir(state_dir);
-	}
 	if (prom_dir) {
-		rm_file(prom_dir, "kqos.prom");
+		daemon_rm_in(prom_dir, "kqos.prom");
 		rmdir(prom_dir);
 	}
-	unlink(cfg);
 	unlink(faults);
 	snprintf(hits_path, sizeof(hits_path), "%s.hits", faults);
 	unlink(hits_path);
-	if (!getenv("KQOS_TEST_KEEP_LOG"))
-		unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static void set_faults(const char *rules)
@@ -153,13 +121,7 @@ static void slurp(const char *rel, char *buf, size_t n)
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	slurp(rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt_dir, rel, pid);
 }
 
 /* The root's entries, sorted, one per line: the group list. */
@@ -256,9 +218,7 @@ static bool wait_hits(const char *op, unsigned long n)
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 50)
-		live_sleep_ms(50);
-	return ok();
+	return live_wait_for(ok, ms, 50);
 }
 
 static bool be_placed(void)

@@ -23,8 +23,7 @@
 
 static const char *const ctrls[] = { "cpu", "cpuacct", "cpuset" };
 static const char *const tags[] = { "ls", "be", "be2" };
-static char kqosd[512], cfg[64] = "/tmp/kqosd-cfg-XXXXXX", errlog[64] = "/tmp/kqosd-err-XXXXXX",
-			state[64] = "/tmp/kqos-state-XXXXXX";
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN];
 static char *state_dir;
 static pid_t daemon_pid = -1, kids[8];
 static int nkids;
@@ -32,68 +31,32 @@ static bool made;
 
 static void setup(void)
 {
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
-	for (size_t t = 0; t < 2; t++) {
-		for (size_t i = 0; i < 3; i++)
-			cr_assert_eq(live_cg_create(ctrls[i], tags[t]), 0);
-		cr_assert_eq(live_file_write("cpuset", tags[t], "cpuset.mems", "0"), 0);
-		cr_assert_eq(live_file_write("cpuset", tags[t], "cpuset.cpus", "0-1"), 0);
-	}
+	state_dir = daemon_files_make(cfg, errlog, state);
+	for (size_t t = 0; t < 2; t++)
+		live_cg_create_all(ctrls, 3, tags[t]);
 	made = true;
 }
 
 static void teardown(void)
 {
-	char path[PATH_MAX];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	for (int i = 0; i < nkids; i++)
 		live_kill(kids[i]);
 	nkids = 0;
 	for (size_t t = 0; made && t < 3; t++)
-		for (size_t i = 0; i < 3; i++)
-			live_cg_destroy(ctrls[i], tags[t]);
+		live_cg_destroy_all(ctrls, 3, tags[t]);
 	made = false;
-	if (state_dir) {
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	if (getenv("KQOS_TEST_KEEP_LOG"))
-		fprintf(stderr, "kqosd log kept: %s\n", errlog);
-	else
-		unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 TestSuite(guard_kqosd, .init = setup, .fini = teardown, .timeout = 60);
 
 static void spawn_in(const char *tag, int n, int duty)
 {
-	for (int k = 0; k < n; k++) {
-		pid_t pid = live_spawn(duty);
-
-		cr_assert_gt(pid, 0);
-		kids[nkids++] = pid;
-		for (size_t i = 0; i < 3; i++)
-			cr_assert_eq(live_cg_attach(ctrls[i], tag, pid), 0, "%s %s", ctrls[i], tag);
-		live_go(pid);
-	}
+	for (int k = 0; k < n; k++)
+		kids[nkids++] = live_spawn_in(ctrls, 3, tag, duty);
 }
 
 static void write_cfg(const char *strategies, const char *node_slo)

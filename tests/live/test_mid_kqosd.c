@@ -21,6 +21,8 @@
 
 #include <criterion/criterion.h>
 
+#include "daemon.h"
+#include "kubetree.h"
 #include "live.h"
 
 #define BE_CID	"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb"
@@ -30,9 +32,10 @@
 #define NLOAD	4
 
 static const char *const ctrls[NCTRL] = { "cpu", "cpuacct", "cpuset", "memory" };
-static char kqosd[512], cfg[64], errlog[64], pods_file[64], state[64], *state_dir;
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
+	state[DAEMON_TMP_LEN], *state_dir;
 static char be_uid[64], mid_uid[64], g_uid[64];
-static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
+static char dirs[NDIRS][KUBETREE_DIR_LEN]; /* relative to the test dir, parents first */
 static pid_t daemon_pid = -1, loads[NLOAD] = { -1, -1, -1, -1 };
 static bool made;
 
@@ -40,41 +43,17 @@ enum { D_KUBEPODS, D_GUARANTEED, D_BE_DIR, D_BE_POD, D_BE_CTR, D_MID_POD, D_MID_
 
 static void path_of(char *buf, size_t len, const char *ctrl, const char *rel, const char *file)
 {
-	char base[512];
-
-	live_cg_path(base, sizeof(base), ctrl, "kp");
-	snprintf(buf, len, "%s%s%s%s", base, rel, file ? "/" : "", file ? file : "");
+	kubetree_path(buf, len, "kp", ctrl, rel, file);
 }
 
 static int put(const char *ctrl, const char *rel, const char *file, const char *val)
 {
-	char p[PATH_MAX];
-	int fd, err = 0;
-
-	path_of(p, sizeof(p), ctrl, rel, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return kubetree_write("kp", ctrl, rel, file, val);
 }
 
 static void get(const char *ctrl, const char *rel, const char *file, char *buf, size_t n)
 {
-	char p[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
-
-	path_of(p, sizeof(p), ctrl, rel, file);
-	fd = open(p, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
-	buf[strcspn(buf, "\n")] = '\0';
+	kubetree_read("kp", ctrl, rel, file, buf, n);
 }
 
 static long get_long(const char *ctrl, const char *rel, const char *file)
@@ -105,7 +84,7 @@ static void mk_tree(void)
 
 			if (d) {
 				path_of(p, sizeof(p), ctrls[c], rel, NULL);
-				cr_assert(!mkdir(p, 0755) || errno == EEXIST, "mkdir %s", p);
+				cr_assert_eq(kubetree_mkdir("kp", ctrls[c], rel), 0, "mkdir %s", p);
 			}
 			/* a v1 cpuset takes no task before it has cpus and mems */
 			if (!strcmp(ctrls[c], "cpuset")) {
@@ -123,46 +102,26 @@ static void mk_tree(void)
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
-	int pid = (int)getpid();
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	snprintf(kqosd, sizeof(kqosd), "%s/kqosd", out ? out : ".output");
-	snprintf(be_uid, sizeof(be_uid), "be000000-0000-4000-8000-%012d", pid);
-	snprintf(mid_uid, sizeof(mid_uid), "4d1d0000-0000-4000-8000-%012d", pid);
-	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
-	snprintf(dirs[D_KUBEPODS], sizeof(dirs[0]), "/kubepods");
-	/* a Guaranteed pod dir tells kqos where the nested kubepods root is */
-	snprintf(dirs[D_GUARANTEED], sizeof(dirs[0]), "/kubepods/pod%s", g_uid);
-	snprintf(dirs[D_BE_DIR], sizeof(dirs[0]), "/kubepods/besteffort");
+	kubetree_uid(be_uid, sizeof(be_uid), "be000000");
+	kubetree_uid(mid_uid, sizeof(mid_uid), "4d1d0000");
+	kubetree_uid(g_uid, sizeof(g_uid), "9a000000");
+	kubetree_dirs(dirs, g_uid); /* D_KUBEPODS, D_GUARANTEED, D_BE_DIR */
 	snprintf(dirs[D_BE_POD], sizeof(dirs[0]), "/kubepods/besteffort/pod%s", be_uid);
 	snprintf(dirs[D_BE_CTR], sizeof(dirs[0]), "/kubepods/besteffort/pod%s/%s", be_uid, BE_CID);
 	snprintf(dirs[D_MID_POD], sizeof(dirs[0]), "/kubepods/besteffort/pod%s", mid_uid);
 	snprintf(dirs[D_MID_CTR], sizeof(dirs[0]), "/kubepods/besteffort/pod%s/%s", mid_uid,
 		 MID_CID);
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(pods_file, sizeof(pods_file), "/tmp/kqos-pods-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	close(mkstemp(cfg));
-	close(mkstemp(errlog));
-	close(mkstemp(pods_file));
-	state_dir = mkdtemp(state);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	daemon_tmp_file(pods_file, sizeof(pods_file), "kqos-pods");
 	made = true; /* from here on teardown removes whatever exists */
 	mk_tree();
 }
 
 static void teardown(void)
 {
-	char path[PATH_MAX];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	for (size_t i = 0; i < NLOAD; i++) {
 		live_kill(loads[i]);
 		loads[i] = -1;
@@ -170,15 +129,8 @@ static void teardown(void)
 	for (size_t c = 0; made && c < NCTRL; c++)
 		live_cg_destroy(ctrls[c], "kp");
 	made = false;
-	if (state_dir) {
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	unlink(errlog);
 	unlink(pods_file);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 /* Two spinners per pod: each pod wants both CPUs. */

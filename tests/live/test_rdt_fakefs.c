@@ -159,13 +159,7 @@ static void want_file(const char *rel, const char *want)
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	fakefs_read(mnt, rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt, rel, pid);
 }
 
 static void mkgroup(const char *rel)

@@ -18,35 +18,21 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "fakefs.h"
 #include "live.h"
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], fakefs[512], cfg[64], errlog[64], state[64], mnt[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
-static pid_t daemon_pid = -1, be_pid = -1;
-static bool made, mounted;
+static pid_t daemon_pid = -1, be_pid = -1, fs_pid = -1;
+static bool made;
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(fakefs, sizeof(fakefs), "%s/tests/fuse/kqos-fake-resctrl-fs",
-		 out ? out : ".output");
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
-	mnt_dir = mkdtemp(mnt);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtfs"), 0);
 	made = true;
@@ -54,50 +40,28 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char cmd[128];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(be_pid);
 	be_pid = -1;
 	for (size_t i = 0; made && i < 2; i++)
 		live_cg_destroy(ctrls[i], "rdtfs");
 	made = false;
-	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt_dir);
-		if (system(cmd))
-			fprintf(stderr, "unmount of %s failed\n", mnt_dir);
-	}
-	mounted = false;
+	if (fs_pid > 0)
+		fakefs_stop(fs_pid, mnt_dir);
+	fs_pid = -1;
 	if (mnt_dir)
 		rmdir(mnt_dir);
-	if (state_dir) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-	}
-	unlink(cfg);
-	if (!getenv("KQOS_TEST_KEEP_LOG"))
-		unlink(errlog);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static void mount_fake(void)
 {
-	char cmd[1200], path[PATH_MAX];
+	char fakefs[512];
 
+	fakefs_path(fakefs, sizeof(fakefs));
 	cr_assert_eq(access(fakefs, X_OK), 0, "%s not built (libfuse3 missing?)", fakefs);
-	snprintf(cmd, sizeof(cmd), "%s skx2s %s", fakefs, mnt_dir);
-	cr_assert_eq(system(cmd), 0);
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/schemata", mnt_dir);
-	for (int i = 0; i < 50 && access(path, R_OK); i++)
-		live_sleep_ms(100);
-	cr_assert_eq(access(path, R_OK), 0, "fake resctrl not mounted");
+	fs_pid = fakefs_start("skx2s", mnt_dir, NULL);
+	cr_assert_gt(fs_pid, 0, "fake resctrl not mounted");
 }
 
 static void write_cfg(bool rdt_on)
@@ -121,43 +85,22 @@ static void write_cfg(bool rdt_on)
 
 static void slurp(const char *rel, char *buf, size_t n)
 {
-	char path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
+	fakefs_read(mnt_dir, rel, buf, n);
 }
 
 static bool exists(const char *rel)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	return !access(path, F_OK);
+	return fakefs_exists(mnt_dir, rel);
 }
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	slurp(rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt_dir, rel, pid);
 }
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 50)
-		live_sleep_ms(50);
-	return ok();
+	return live_wait_for(ok, ms, 50);
 }
 
 static bool be_placed(void)

@@ -24,6 +24,7 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "fakefs.h"
 #include "live.h"
 #include "resctrl_fake.h"
 
@@ -31,11 +32,10 @@
 #define WAIT_MAX 1000000000ULL /* an event lost shows as a round that never lands */
 
 static const char *const ctrls[] = { "cpu", "cpuacct" };
-static char kqosd[512], cfg[64], errlog[64], state[64], mnt[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], state[DAEMON_TMP_LEN], mnt[64];
 static const char *root; /* the fake tree, or the FUSE mount serving the fake */
-static bool mounted;
 static char *state_dir;
-static pid_t daemon_pid = -1;
+static pid_t daemon_pid = -1, fs_pid = -1;
 static struct resctrl_fake *fake;
 static bool made;
 
@@ -49,20 +49,9 @@ static uint64_t mono(void)
 
 static void setup(void)
 {
-	int fd;
-
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	state_dir = mkdtemp(state);
+	state_dir = daemon_files_make(cfg, errlog, state);
 	for (size_t i = 0; i < 2; i++)
 		cr_assert_eq(live_cg_create(ctrls[i], "rdtbe"), 0);
 	made = true;
@@ -79,20 +68,13 @@ static void use_tree(void)
 /* The FUSE fake: kqosd makes kqos-BE itself, and tasks lists every tid of the group. */
 static bool use_fuse(void)
 {
-	const char *out = getenv("OUTPUT");
-	char bin[512], cmd[700], path[PATH_MAX];
+	char bin[512];
 
-	snprintf(bin, sizeof(bin), "%s/tests/fuse/kqos-fake-resctrl-fs", out ? out : ".output");
+	fakefs_path(bin, sizeof(bin));
 	if (access(bin, X_OK))
 		return false;
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	cr_assert_not_null(mkdtemp(mnt));
-	snprintf(cmd, sizeof(cmd), "%s skx2s %s", bin, mnt);
-	cr_assert_eq(system(cmd), 0);
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/schemata", mnt);
-	for (int i = 0; i < 50 && access(path, R_OK); i++)
-		live_sleep_ms(100);
+	cr_assert_not_null(daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs"));
+	fs_pid = fakefs_start("skx2s", mnt, NULL);
 	root = mnt;
 	return true;
 }
@@ -119,35 +101,19 @@ static void leave(void)
 static void teardown(void)
 {
 	leave();
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	for (size_t i = 0; made && i < 2; i++)
 		live_cg_destroy(ctrls[i], "rdtbe");
 	made = false;
 	resctrl_fake__free(fake);
 	fake = NULL;
-	if (mounted) {
-		char cmd[128];
-
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt);
-		if (system(cmd))
-			fprintf(stderr, "unmount of %s failed\n", mnt);
+	if (root == mnt) {
+		fakefs_stop(fs_pid, mnt);
 		rmdir(mnt);
 	}
-	mounted = false;
-	if (state_dir) {
-		char path[PATH_MAX];
-
-		snprintf(path, sizeof(path), "%s/journal", state_dir);
-		unlink(path);
-		rmdir(state_dir);
-		state_dir = NULL;
-	}
-	unlink(cfg);
-	unlink(errlog);
+	fs_pid = -1;
+	root = NULL;
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static void write_cfg(void)

@@ -21,81 +21,52 @@
 #include <criterion/criterion.h>
 
 #include "daemon.h"
+#include "fakefs.h"
+#include "kubetree.h"
 #include "live.h"
 
 #define NCTRL 2
 #define NDIRS 5
 
 static const char *const ctrls[NCTRL] = { "cpu", "cpuacct" };
-static char kqosd[512], fakefs[512], cfg[64], errlog[64], pods_file[64], state[64], mnt[64];
+static char kqosd[512], cfg[DAEMON_TMP_LEN], errlog[DAEMON_TMP_LEN], pods_file[64],
+	state[DAEMON_TMP_LEN], mnt[64];
 static char *state_dir, *mnt_dir;
 static char a_uid[64], b_uid[64], g_uid[64];
-static char dirs[NDIRS][256]; /* relative to the test dir, parents first */
-static pid_t daemon_pid = -1, a_pid = -1, b_pid = -1;
-static bool made, mounted;
+static char dirs[NDIRS][KUBETREE_DIR_LEN]; /* relative to the test dir, parents first */
+static pid_t daemon_pid = -1, a_pid = -1, b_pid = -1, fs_pid = -1;
+static bool made;
 
 static void path_of(char *buf, size_t len, const char *ctrl, const char *rel, const char *file)
 {
-	char base[512];
-
-	live_cg_path(base, sizeof(base), ctrl, "rkp");
-	snprintf(buf, len, "%s%s%s%s", base, rel, file ? "/" : "", file ? file : "");
+	kubetree_path(buf, len, "rkp", ctrl, rel, file);
 }
 
 static int put(const char *ctrl, const char *rel, const char *file, const char *val)
 {
-	char p[PATH_MAX];
-	int fd, err = 0;
-
-	path_of(p, sizeof(p), ctrl, rel, file);
-	fd = open(p, O_WRONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, val, strlen(val)) < 0)
-		err = -errno;
-	close(fd);
-	return err;
+	return kubetree_write("rkp", ctrl, rel, file, val);
 }
 
 static void setup(void)
 {
-	const char *out = getenv("OUTPUT");
 	char p[PATH_MAX];
-	int pid = (int)getpid(), fd;
 
-	if (geteuid() != 0 || access("/sys/kernel/btf/vmlinux", R_OK))
+	if (!daemon_prepare(kqosd, sizeof(kqosd)))
 		return;
-	live_sweep_stale();
-	daemon_path(kqosd, sizeof(kqosd));
-	snprintf(fakefs, sizeof(fakefs), "%s/tests/fuse/kqos-fake-resctrl-fs",
-		 out ? out : ".output");
-	snprintf(a_uid, sizeof(a_uid), "aa000000-0000-4000-8000-%012d", pid);
-	snprintf(b_uid, sizeof(b_uid), "bb000000-0000-4000-8000-%012d", pid);
-	snprintf(g_uid, sizeof(g_uid), "9a000000-0000-4000-8000-%012d", pid);
-	snprintf(dirs[0], sizeof(dirs[0]), "/kubepods");
-	/* a Guaranteed pod dir tells kqos where the nested kubepods root is */
-	snprintf(dirs[1], sizeof(dirs[1]), "/kubepods/pod%s", g_uid);
-	snprintf(dirs[2], sizeof(dirs[2]), "/kubepods/besteffort");
+	kubetree_uid(a_uid, sizeof(a_uid), "aa000000");
+	kubetree_uid(b_uid, sizeof(b_uid), "bb000000");
+	kubetree_uid(g_uid, sizeof(g_uid), "9a000000");
+	kubetree_dirs(dirs, g_uid);
 	snprintf(dirs[3], sizeof(dirs[3]), "/kubepods/besteffort/pod%s", a_uid);
 	snprintf(dirs[4], sizeof(dirs[4]), "/kubepods/besteffort/pod%s", b_uid);
-	snprintf(cfg, sizeof(cfg), "/tmp/kqosd-cfg-XXXXXX");
-	snprintf(errlog, sizeof(errlog), "/tmp/kqosd-err-XXXXXX");
-	snprintf(pods_file, sizeof(pods_file), "/tmp/kqos-pods-XXXXXX");
-	snprintf(state, sizeof(state), "/tmp/kqos-state-XXXXXX");
-	snprintf(mnt, sizeof(mnt), "/tmp/kqos-resctrl-fs-XXXXXX");
-	fd = mkstemp(cfg);
-	close(fd);
-	fd = mkstemp(errlog);
-	close(fd);
-	fd = mkstemp(pods_file);
-	close(fd);
-	state_dir = mkdtemp(state);
-	mnt_dir = mkdtemp(mnt);
+	state_dir = daemon_files_make(cfg, errlog, state);
+	daemon_tmp_file(pods_file, sizeof(pods_file), "kqos-pods");
+	mnt_dir = daemon_tmp_dir(mnt, sizeof(mnt), "kqos-resctrl-fs");
 	for (size_t c = 0; c < NCTRL; c++) {
 		cr_assert_eq(live_cg_create(ctrls[c], "rkp"), 0, "%s", ctrls[c]);
 		for (size_t d = 0; d < NDIRS; d++) {
 			path_of(p, sizeof(p), ctrls[c], dirs[d], NULL);
-			cr_assert(!mkdir(p, 0755) || errno == EEXIST, "mkdir %s", p);
+			cr_assert_eq(kubetree_mkdir("rkp", ctrls[c], dirs[d]), 0, "mkdir %s", p);
 		}
 	}
 	made = true;
@@ -103,40 +74,20 @@ static void setup(void)
 
 static void teardown(void)
 {
-	char p[PATH_MAX], cmd[128];
-
-	if (daemon_pid > 0) {
-		kill(daemon_pid, SIGKILL);
-		waitpid(daemon_pid, NULL, 0);
-	}
-	daemon_pid = -1;
+	daemon_kill(&daemon_pid);
 	live_kill(a_pid);
 	live_kill(b_pid);
 	a_pid = b_pid = -1;
-	for (size_t c = 0; made && c < NCTRL; c++) {
-		for (size_t d = NDIRS; d-- > 0;) {
-			path_of(p, sizeof(p), ctrls[c], dirs[d], NULL);
-			rmdir(p);
-		}
-		live_cg_destroy(ctrls[c], "rkp");
-	}
+	for (size_t c = 0; made && c < NCTRL; c++)
+		kubetree_remove("rkp", ctrls[c], dirs, NDIRS);
 	made = false;
-	if (mounted) {
-		snprintf(cmd, sizeof(cmd), "fusermount3 -u %s", mnt_dir);
-		if (system(cmd))
-			fprintf(stderr, "unmount of %s failed\n", mnt_dir);
-	}
-	mounted = false;
+	if (fs_pid > 0)
+		fakefs_stop(fs_pid, mnt_dir);
+	fs_pid = -1;
 	if (mnt_dir)
 		rmdir(mnt_dir);
-	if (state_dir) {
-		snprintf(p, sizeof(p), "%s/journal", state_dir);
-		unlink(p);
-		rmdir(state_dir);
-	}
-	unlink(cfg);
-	unlink(errlog);
 	unlink(pods_file);
+	daemon_files_remove(cfg, errlog, &state_dir);
 }
 
 static const char *const annotation =
@@ -199,36 +150,17 @@ static void write_cfg(void)
 
 static void slurp(const char *rel, char *buf, size_t n)
 {
-	char path[PATH_MAX];
-	ssize_t len = -1;
-	int fd;
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		len = read(fd, buf, n - 1);
-		close(fd);
-	}
-	buf[len > 0 ? len : 0] = '\0';
+	fakefs_read(mnt_dir, rel, buf, n);
 }
 
 static bool has_pid(const char *rel, pid_t pid)
 {
-	char buf[8192], *line, *save = NULL;
-
-	slurp(rel, buf, sizeof(buf));
-	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
-		if (atoi(line) == pid)
-			return true;
-	return false;
+	return fakefs_has_pid(mnt_dir, rel, pid);
 }
 
 static bool exists(const char *rel)
 {
-	char path[PATH_MAX];
-
-	snprintf(path, sizeof(path), "%s/%s", mnt_dir, rel);
-	return !access(path, F_OK);
+	return fakefs_exists(mnt_dir, rel);
 }
 
 static char a_group[128];
@@ -248,9 +180,7 @@ static bool a_gone(void)
 
 static bool wait_for(bool (*ok)(void), int ms)
 {
-	for (int t = 0; t < ms && !ok(); t += 100)
-		live_sleep_ms(100);
-	return ok();
+	return live_wait_for(ok, ms, 100);
 }
 
 static pid_t spawn_in(const char *rel)
@@ -269,18 +199,14 @@ static pid_t spawn_in(const char *rel)
 Test(rdt_pods_kqosd, annotated_pod_gets_its_group_and_loses_it_after_the_grace, .init = setup,
      .fini = teardown, .timeout = 90)
 {
-	char buf[512], cmd[1200], path[PATH_MAX];
+	char buf[512], fakefs[512], path[PATH_MAX];
 
 	if (!live_require_root())
 		return;
 	cr_assert_eq(access(kqosd, X_OK), 0, "%s not built", kqosd);
+	fakefs_path(fakefs, sizeof(fakefs));
 	cr_assert_eq(access(fakefs, X_OK), 0, "%s not built (libfuse3 missing?)", fakefs);
-	snprintf(cmd, sizeof(cmd), "%s skx2s %s", fakefs, mnt_dir);
-	cr_assert_eq(system(cmd), 0);
-	mounted = true;
-	snprintf(path, sizeof(path), "%s/schemata", mnt_dir);
-	for (int i = 0; i < 50 && access(path, R_OK); i++)
-		live_sleep_ms(100);
+	fs_pid = fakefs_start("skx2s", mnt_dir, NULL);
 	snprintf(a_group, sizeof(a_group), "kqos-pod-%s", a_uid);
 	a_pid = spawn_in(dirs[3]);
 	b_pid = spawn_in(dirs[4]);
