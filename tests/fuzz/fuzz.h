@@ -20,8 +20,9 @@ char *fuzz_cstr(const uint8_t *data, size_t size);
 void fuzz_quiet(void);
 
 /*
- * A private scratch directory for parsers that only read files, removed at exit. Returns its
- * path; aborts when it cannot be made, since the harness would then test nothing.
+ * A private scratch directory for parsers that only read files, made once and removed at exit,
+ * under $TMPDIR or else /dev/shm (tmpfs). Returns its path; aborts when it cannot be made, since
+ * the harness would then test nothing.
  */
 const char *fuzz_tmpdir(void);
 
