@@ -227,6 +227,8 @@ $(OUTPUT)/kqos-top: $(call obj,$(TOP_SRCS)) $(TOP_LIBS)
 $(OUTPUT)/tests/%: $(OUTPUT)/tests/%.o $(LIBTEST) $(LIBS)
 	$(call msg,TEST,$@)
 	$(Q)$(link) $(TEST_LDLIBS) -o $@
+# kqos-top is no library: its test links the snapshot parser to check it on its own
+$(OUTPUT)/tests/unit/test_top: $(call obj,user/top/top_model.c)
 
 
 fakefs: $(FAKEFS)

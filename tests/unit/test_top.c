@@ -391,3 +391,29 @@ Test(top, enter_folds_the_selected_pod)
 	s = wait_screen("- sidecar", false);
 	free(s);
 }
+
+/* The parser alone, no agent. */
+TestSuite(top_model);
+
+/*
+ * fuzz_top_model (regress-huge-quota): a quota of 1e308 prints 309 digits, and the header
+ * went on writing past the allowance line at the length snprintf said it would have written.
+ */
+Test(top_model, a_huge_quota_stays_inside_the_allowance_line)
+{
+	static const char json[] = "{\"pods\": [], \"enforcement\": {\"enabled\": true, "
+				   "\"be_cpus\": \"0-3\", \"be_cfs_quota_us\": 1e308}}";
+	struct top_model *m = NULL;
+	size_t len;
+
+	cr_assert_eq(top_model__parse(json, &m), 0);
+	cr_assert_lt(strlen(m->hdr.allowance), sizeof(m->hdr.allowance));
+	cr_assert_eq(strncmp(m->hdr.allowance, "BE cpus 0-3 (4)  quota 1000", 27), 0, "%s",
+		     m->hdr.allowance);
+	/* the next field ("-", no resctrl) is as calloc left it past its string: no spill */
+	len = strlen(m->hdr.resctrl);
+	for (size_t i = len; i < sizeof(m->hdr.resctrl); i++)
+		cr_assert_eq(m->hdr.resctrl[i], '\0', "resctrl[%zu] written: %s", i,
+			     m->hdr.resctrl + i);
+	top_model__free(m);
+}

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #define _GNU_SOURCE
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -223,36 +224,53 @@ static void hdr_classes(struct top_header *h, const json_t *root)
 	}
 }
 
+/*
+ * snprintf() at @off into @buf, @off clamped to the end: snprintf returns what it would have
+ * written, so a long field (a quota of 1e308 prints 309 digits) moved the next write past @buf.
+ */
+static size_t __attribute__((format(printf, 4, 5)))
+append(char *buf, size_t size, size_t off, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (off >= size)
+		return size;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + off, size - off, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return off;
+	return off + (size_t)n < size ? off + (size_t)n : size;
+}
+
 static void hdr_enforce(struct top_header *h, const json_t *root)
 {
 	const json_t *en = json_object_get(root, "enforcement"), *a;
+	const size_t size = sizeof(h->allowance);
 	struct cpumask cpus;
 	size_t off = 0, i;
 	double q;
 
 	if (!en) {
-		snprintf(h->allowance, sizeof(h->allowance), "enforcement: unknown");
+		snprintf(h->allowance, size, "enforcement: unknown");
 		return;
 	}
 	if (*jstr(en, "be_cpus") && !cpulist_parse(jstr(en, "be_cpus"), &cpus))
-		off += (size_t)snprintf(h->allowance, sizeof(h->allowance), "BE cpus %s (%u)  ",
-					jstr(en, "be_cpus"), cpumask_count(&cpus));
+		off = append(h->allowance, size, off, "BE cpus %s (%u)  ", jstr(en, "be_cpus"),
+			     cpumask_count(&cpus));
 	else
-		off += (size_t)snprintf(h->allowance, sizeof(h->allowance), "BE cpus -  ");
+		off = append(h->allowance, size, off, "BE cpus -  ");
 	if (jnum(en, "be_cfs_quota_us", &q) && q >= 0)
-		off += (size_t)snprintf(h->allowance + off, sizeof(h->allowance) - off,
-					"quota %.0fus  ", q);
+		off = append(h->allowance, size, off, "quota %.0fus  ", q);
 	else if (jnum(en, "be_cfs_quota_us", &q))
-		off += (size_t)snprintf(h->allowance + off, sizeof(h->allowance) - off,
-					"quota unlimited  ");
+		off = append(h->allowance, size, off, "quota unlimited  ");
 	else
-		off += (size_t)snprintf(h->allowance + off, sizeof(h->allowance) - off,
-					"quota -  ");
-	snprintf(h->allowance + off, sizeof(h->allowance) - off,
-		 "enforcement %s%s  write errors %lld",
-		 json_is_true(json_object_get(en, "enabled")) ? "on" : "off",
-		 json_is_true(json_object_get(en, "dry_run")) ? " (dry-run)" : "",
-		 json_integer_value(json_object_get(en, "write_errors")));
+		off = append(h->allowance, size, off, "quota -  ");
+	append(h->allowance, size, off, "enforcement %s%s  write errors %lld",
+	       json_is_true(json_object_get(en, "enabled")) ? "on" : "off",
+	       json_is_true(json_object_get(en, "dry_run")) ? " (dry-run)" : "",
+	       json_integer_value(json_object_get(en, "write_errors")));
 	json_array_foreach(json_object_get(en, "recent"), i, a) {
 		struct tm tm;
 		double ts = 0;
