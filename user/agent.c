@@ -344,6 +344,14 @@ static char *strategies_json(const struct agent *a, const struct kqos_config *c)
 }
 
 /* Apply a new NodeSLO exactly as a reload applies the file's nodeSLO. */
+/* What the enabled strategies read decides how much history and which files are kept. */
+static void follow_strategies(struct agent *a)
+{
+	host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
+	if (a->win && window__set_capacity(a->win, window_cap(a)))
+		log_warn("metric window keeps its size: no memory for the new one", NULL);
+}
+
 static void poll_nodeslo(struct agent *a, __u64 now)
 {
 	char *strat;
@@ -359,10 +367,8 @@ static void poll_nodeslo(struct agent *a, __u64 now)
 	else
 		log_info("NodeSLO applied", "node=%s spec=%s", nodeslo__node_name(a->nslo),
 			 nodeslo__spec(a->nslo));
-	host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
-	/* the spec may name a longer eviction window, as a reload may */
-	if (a->win && window__set_capacity(a->win, window_cap(a)))
-		log_warn("metric window keeps its size: no memory for the new one", NULL);
+	/* the spec may turn strategies on or off, or name a longer eviction window */
+	follow_strategies(a);
 	free(strat);
 }
 
@@ -851,12 +857,10 @@ static void reload(struct agent *a)
 	}
 	a->cfg = cfg;
 	evictor__set_dry_run(a->ev, cfg.dry_run || cfg.eviction.dry_run);
-	if (a->win && window__set_capacity(a->win, window_cap(a)))
-		log_warn("metric window keeps its size: no memory for the new one", NULL);
+	follow_strategies(a);
 	log_set_level(cfg.log_level);
 	set_nice(a);
 	host__set_cadence(a->host, cfg.collector.walk_interval_ns, cfg.collector.stat_interval_ns);
-	host__set_pod_memory(a->host, enforcer__needs_pod_memory(a->enf));
 	/* a new config acts now, not one interval later */
 	arm_timer(a, a->cfg.interval_ns);
 	tick(a);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The enforcement loop: config -> strategies (pure decide) -> plan -> actuator. */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -418,28 +419,29 @@ int enforcer__tick(struct enforcer *e, const struct snapshot *snap, struct snap_
 	return err;
 }
 
-bool enforcer__needs_pod_memory(const struct enforcer *e)
+/* Whether an enabled strategy has the bool at @flag (offsetof in struct kqos_strategy) set. */
+static bool any_enabled_with(const struct enforcer *e, size_t flag)
 {
 	for (size_t i = 0; e && i < e->nr_slots; i++)
-		if (e->slots[i].s->pod_memory && e->slots[i].s->enabled(&e->cfg))
+		if (*(const bool *)((const char *)e->slots[i].s + flag) &&
+		    e->slots[i].s->enabled(&e->cfg))
 			return true;
 	return false;
+}
+
+bool enforcer__needs_pod_memory(const struct enforcer *e)
+{
+	return any_enabled_with(e, offsetof(struct kqos_strategy, pod_memory));
 }
 
 bool enforcer__needs_history(const struct enforcer *e)
 {
-	for (size_t i = 0; e && i < e->nr_slots; i++)
-		if (e->slots[i].s->history && e->slots[i].s->enabled(&e->cfg))
-			return true;
-	return false;
+	return any_enabled_with(e, offsetof(struct kqos_strategy, history));
 }
 
 static bool any_reacts(const struct enforcer *e)
 {
-	for (size_t i = 0; i < e->nr_slots; i++)
-		if (e->slots[i].s->reacts && e->slots[i].s->enabled(&e->cfg))
-			return true;
-	return false;
+	return any_enabled_with(e, offsetof(struct kqos_strategy, reacts));
 }
 
 int enforcer__react(struct enforcer *e, const struct snapshot *snap, const struct enforcer_now *now,

@@ -304,6 +304,5 @@ int layout_end(struct layout *l, const struct cg_delta *cgs, size_t n)
 	merge_ids(l, cgs, n, out);
 	free(l->ids);
 	l->ids = out;
-	l->ids_cap = n;
 	return 0;
 }

@@ -50,7 +50,7 @@ struct layout {
 	struct lay_owner *owners; /* sorted by path */
 	size_t nowners;
 	struct lay_id *ids, *miss; /* by cgid; this tick's new ids */
-	size_t nids, ids_cap, nmiss, miss_cap, cursor;
+	size_t nids, nmiss, miss_cap, cursor;
 	struct cg_acc *acc; /* one per entity, zeroed every tick */
 	struct rq_quantiles *q; /* one per entity: its last fresh quantiles */
 	long *touched; /* the entities the last tick charged: only they need zeroing */
