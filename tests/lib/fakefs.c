@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "fake_cgroup.h"
 #include "fakefs.h"
 #include "fileio.h"
 
@@ -69,13 +70,25 @@ static void sleep_ms(unsigned int ms)
 	nanosleep(&ts, NULL);
 }
 
+/*
+ * Where the fake keeps the tree it serves (its TMPDIR): beside the mount point, so that a
+ * fake killed with SIGKILL, which cannot clean up, leaves nothing that fakefs_stop() misses.
+ */
+static void store_of(const char *mnt, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s.store", mnt);
+}
+
 pid_t fakefs_start(const char *src, const char *mnt, const char *faults)
 {
-	char bin[PATH_MAX], probe[PATH_MAX];
+	char bin[PATH_MAX], probe[PATH_MAX], store[PATH_MAX];
 	pid_t pid;
 	int i;
 
 	fakefs_path(bin, sizeof(bin));
+	store_of(mnt, store, sizeof(store));
+	if (mkdir(store, 0700) && errno != EEXIST)
+		return -1;
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -85,6 +98,7 @@ pid_t fakefs_start(const char *src, const char *mnt, const char *faults)
 		int null = open("/dev/null", O_WRONLY);
 
 		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		setenv("TMPDIR", store, 1);
 		if (null >= 0)
 			dup2(null, 1);
 		if (faults)
@@ -128,15 +142,10 @@ static int run_fusermount(const char *flags, const char *mnt)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-void fakefs_stop(pid_t pid, const char *mnt)
+/* The fake's process gone (it exits once unmounted), or killed after a grace. */
+static void reap_fake(pid_t pid, const char *mnt)
 {
-	int i;
-
-	if (mnt && run_fusermount("-u", mnt))
-		run_fusermount("-uz", mnt);
-	if (pid <= 0)
-		return;
-	for (i = 0; i < 100; i++) {
+	for (int i = 0; i < 100; i++) {
 		if (waitpid(pid, NULL, WNOHANG) == pid)
 			return;
 		sleep_ms(20);
@@ -145,6 +154,21 @@ void fakefs_stop(pid_t pid, const char *mnt)
 	waitpid(pid, NULL, 0);
 	if (mnt)
 		run_fusermount("-uz", mnt);
+}
+
+void fakefs_stop(pid_t pid, const char *mnt)
+{
+	char store[PATH_MAX];
+
+	if (mnt && run_fusermount("-u", mnt))
+		run_fusermount("-uz", mnt);
+	if (pid > 0)
+		reap_fake(pid, mnt);
+	/* with pid <= 0 the caller has already killed the fake */
+	if (mnt) {
+		store_of(mnt, store, sizeof(store));
+		fake_rmtree(store);
+	}
 }
 
 int fakefs_read(const char *mnt, const char *rel, char *buf, size_t len)

@@ -25,7 +25,10 @@ int fakefs_tree_write(const char *dir, const char *const *files);
  * when not NULL; waits until the mount answers. The fake's pid, or -1.
  */
 pid_t fakefs_start(const char *src, const char *mnt, const char *faults);
-/* Unmount (lazily when busy), then kill @pid if it still runs and reap it. Safe with -1. */
+/*
+ * Unmount (lazily when busy), then kill @pid if it still runs and reap it, and remove the tree
+ * the fake served from (@pid -1: the caller killed it already).
+ */
 void fakefs_stop(pid_t pid, const char *mnt);
 
 /* A file under the mount into @buf ("" when unreadable); bytes read or -errno. */
