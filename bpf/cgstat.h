@@ -40,11 +40,11 @@ _Static_assert(sizeof(struct kqos_cg_hist) == KQOS_HIST_SLOTS * 4, "cg_hist layo
 
 /* Value of the PERCPU_ARRAY `cpu_state` (one entry). */
 struct kqos_cpu_state {
-	__u64 last_switch_ns; /* when the task now on this CPU was switched in */
+	__u64 last_switch_ns; /* rq->clock_task when this CPU's time was last charged */
 	__u64 cg_full; /* switches not charged because cg_stats was full */
 	__u64 pmu_valid; /* bit i: pmu_last[i] holds a reading of event i */
 	__u64 pmu_errors; /* failed reads of an event (no fd on this CPU) */
-	__u64 pmu_read_ns; /* when the PMU events were last read on this CPU */
+	__u64 pmu_read_ns; /* rq->clock_task when the PMU events were last read on this CPU */
 	__u64 ev_emitted; /* ring buffer records submitted */
 	__u64 ev_dropped; /* records lost to a full ring buffer */
 	__u64 ev_suppressed; /* LS waits past target not sent: rate limit (KQOS_EV_GAP_NS) */
