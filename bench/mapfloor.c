@@ -71,7 +71,7 @@ static int cmp_d(const void *a, const void *b)
 
 int main(int argc, char **argv)
 {
-	int n, reps = 50, ncpus = libbpf_num_possible_cpus(), fd, err;
+	int n, reps = 50, ncpus = libbpf_num_possible_cpus(), fd, err, cap;
 	size_t vsz;
 	double *us;
 	__u64 *keys;
@@ -79,10 +79,16 @@ int main(int argc, char **argv)
 
 	if (argc < 3 || (n = atoi(argv[1])) <= 0 || (vsz = strtoul(argv[2], NULL, 0)) == 0 ||
 	    (argc > 3 && (reps = atoi(argv[3])) <= 0)) {
-		fprintf(stderr, "usage: %s N VALUE_SIZE [REPS]\n", argv[0]);
+		fprintf(stderr, "usage: %s N VALUE_SIZE [REPS [MAX_ENTRIES]]\n", argv[0]);
 		return 2;
 	}
-	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "mapfloor", 8, vsz, n, NULL);
+	/* A hash map's batch read walks every bucket (max_entries, rounded up), full or not. */
+	cap = argc > 4 ? atoi(argv[4]) : n;
+	if (cap < n) {
+		fprintf(stderr, "mapfloor: MAX_ENTRIES %d is below N %d\n", cap, n);
+		return 2;
+	}
+	fd = bpf_map_create(BPF_MAP_TYPE_PERCPU_HASH, "mapfloor", 8, vsz, cap, NULL);
 	if (fd < 0) {
 		fprintf(stderr, "mapfloor: bpf_map_create: %s\n", strerror(errno));
 		return 1;

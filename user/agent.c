@@ -173,6 +173,7 @@ static int open_collector(struct agent *a)
 {
 	struct collector_opts copts = {
 		.max_cgroups = a->cfg.collector.max_cgroups,
+		.counter_slots = a->cfg.collector.counter_slots,
 		.cgroup_mode = a->ids_kind == CG_IDS_V2 ? KQOS_CG_MODE_V2 : KQOS_CG_MODE_V1_CPU,
 		.sys_root = a->cfg.sys_root,
 	};

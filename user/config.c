@@ -55,6 +55,11 @@ static const struct field collector_fields[] = {
 	  .off = OFF(collector.max_cgroups),
 	  .min = 16,
 	  .max = 1 << 22 },
+	{ .key = "counterSlots",
+	  .type = F_INT,
+	  .off = OFF(collector.counter_slots),
+	  .imin = -1,
+	  .imax = 1 << 22 },
 	{ .key = "reapInterval",
 	  .type = F_DURATION,
 	  .off = OFF(collector.reap_interval_ns),
@@ -672,6 +677,12 @@ static int validate(struct parse_ctx *c, struct kqos_config *cfg)
 			  "%s/cpu_manager_state",
 			  cfg->pods.kubelet_root) >= (int)sizeof(cfg->cpu_manager_state))
 		return fail(c, "%s", "pods.kubeletRoot: too long");
+	c->path[0] = "collector";
+	c->path[1] = "counterSlots";
+	c->depth = 2;
+	if (cfg->collector.counter_slots > (long long)cfg->collector.max_cgroups)
+		return fail(c, "%d is more than collector.maxCgroups (%u)",
+			    cfg->collector.counter_slots, cfg->collector.max_cgroups);
 	c->path[0] = "pods";
 	c->path[1] = "groups";
 	c->depth = 2;

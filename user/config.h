@@ -111,6 +111,8 @@ struct kqos_config {
 	} eviction;
 	struct {
 		__u32 max_cgroups; /* "collector.maxCgroups": BPF map capacity */
+		/* "collector.counterSlots": cgroups read from mapped memory; 0 auto, -1 none */
+		int counter_slots;
 		__u64 reap_interval_ns; /* "collector.reapInterval": how often vanished cgroups go */
 		/* "collector.walkInterval": full rescan of the tree; mkdir/rmdir events rescan at once */
 		__u64 walk_interval_ns;

@@ -36,8 +36,28 @@ static void setup(void)
 	cr_assert_not_null(buf);
 }
 
+/* Back to the root, where the test started: destroying a group kills what is left in it. */
+static void self_to_root(void)
+{
+	static const char *const ctrls[] = { "cpu", "cpuacct" };
+	char path[128], pid[32];
+
+	snprintf(pid, sizeof(pid), "%d\n", (int)getpid());
+	for (size_t i = 0; i < sizeof(ctrls) / sizeof(ctrls[0]); i++) {
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/%s/cgroup.procs", LIVE_CG_ROOT, ctrls[i]);
+		f = fopen(path, "we");
+		if (f) {
+			fputs(pid, f);
+			fclose(f);
+		}
+	}
+}
+
 static void teardown(void)
 {
+	self_to_root();
 	for (int i = 0; i < nkids; i++)
 		live_kill(kids[i]);
 	for (int i = 0; i < ntags; i++) {
@@ -50,11 +70,13 @@ static void teardown(void)
 }
 
 static __u32 wait_source = COLLECTOR_WAIT_AUTO;
+static int counter_slots; /* auto, as kqosd by default */
 
 static void open_collector(__u32 mode)
 {
 	struct collector_opts o = { .cgroup_mode = mode,
 				    .max_cgroups = MAX_CG,
+				    .counter_slots = counter_slots,
 				    .wait_source = wait_source };
 
 	cr_assert_eq(collector__open(&o, &col), 0, "collector__open");
@@ -122,8 +144,8 @@ static void expect_close(__u64 got, __u64 ref, double tol, const char *what)
 		  what, (unsigned long long)got, (unsigned long long)ref, err * 100);
 }
 
-Test(collector, cpu_time_matches_cpuacct_within_2pct, .init = setup, .fini = teardown,
-     .timeout = 60)
+/* The busy group's id. */
+static __u64 cpu_time_matches_cpuacct(void)
 {
 	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
 	struct cg_totals b0, b1, d0, d1;
@@ -148,6 +170,105 @@ Test(collector, cpu_time_matches_cpuacct_within_2pct, .init = setup, .fini = tea
 	 */
 	cr_expect_gt(d1.oncpu_ns - d0.oncpu_ns, 100000000ULL);
 	cr_expect_gt(b1.oncpu_ns - b0.oncpu_ns, d1.oncpu_ns - d0.oncpu_ns);
+	return busy;
+}
+
+Test(collector, cpu_time_matches_cpuacct_within_2pct, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	__u64 busy = cpu_time_matches_cpuacct();
+
+	cr_expect_geq(collector__slot_of(col, busy), 0, "the default slots should hold it");
+}
+
+Test(collector, hash_only_cpu_time_matches_cpuacct, .init = setup, .fini = teardown, .timeout = 60)
+{
+	counter_slots = -1;
+	cr_expect_lt(collector__slot_of(col, cpu_time_matches_cpuacct()), 0);
+}
+
+static int count_of(const struct cg_totals *v, int n, __u64 id)
+{
+	int k = 0;
+
+	for (int i = 0; i < n; i++)
+		k += v[i].cgid == id;
+	return k;
+}
+
+/* Free every slot but @keep's: the cgroups that held them are live, their counts restart. */
+static void free_slots_but(__u64 keep)
+{
+	int n = collector__read(col, buf, MAX_CG, false);
+
+	for (int i = 0; i < n; i++)
+		if (buf[i].cgid != keep && collector__slot_of(col, buf[i].cgid) >= 0)
+			collector__forget(col, buf[i].cgid);
+}
+
+/*
+ * One slot, taken by the host's own cgroups within ms of the load (the root cgroup, where this
+ * test runs, switches all the time): the test's cgroup starts in cg_stats. Then this process
+ * joins it and frees the slot, so its own next switch claims the slot for the group, which
+ * from then on lives in both: one entry, its counts summed, still matching cpuacct.
+ */
+Test(collector, a_cgroup_moved_from_the_hash_to_a_slot_is_read_once_and_whole, .init = setup,
+     .fini = teardown, .timeout = 60)
+{
+	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
+	struct cg_totals t0, t1;
+	__u64 id, u0;
+	int n, tries;
+
+	counter_slots = 1;
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	live_sleep_ms(300);
+	id = make_group("moved", ctrls, 1, 100);
+	live_sleep_ms(200);
+	cr_assert_lt(collector__slot_of(col, id), 0, "the slot should be the host's by now");
+	t0 = read_one(id);
+	u0 = usage_ns("cpuacct", "moved");
+	cr_assert_gt(t0.oncpu_ns, 0, "counted in cg_stats meanwhile");
+	cr_assert_eq(live_cg_attach("cpu", "moved", getpid()), 0);
+	cr_assert_eq(live_cg_attach("cpuacct", "moved", getpid()), 0);
+	/* another CPU's switch can still win the slot: then free it again */
+	for (tries = 0; tries < 100 && collector__slot_of(col, id) < 0; tries++) {
+		free_slots_but(id);
+		live_sleep_ms(5);
+	}
+	cr_assert_geq(collector__slot_of(col, id), 0, "no slot claimed after %d frees", tries);
+	cr_log_info("moved: a slot after %d frees", tries);
+	live_sleep_ms(2000);
+	n = collector__read(col, buf, MAX_CG, false);
+	cr_expect_eq(count_of(buf, n, id), 1);
+	t1 = read_one(id);
+	expect_close(t1.oncpu_ns - t0.oncpu_ns, usage_ns("cpuacct", "moved") - u0, 0.02, "moved");
+}
+
+/* Slots run out: the rest still counts, each cgroup once. */
+Test(collector, cgroups_past_the_slots_are_counted_in_the_hash, .init = setup, .fini = teardown,
+     .timeout = 60)
+{
+	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
+	struct cg_totals t0, t1;
+	__u64 id, u0;
+	int n;
+
+	counter_slots = 1;
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	live_sleep_ms(300);
+	id = make_group("past", ctrls, 1, 100);
+	live_sleep_ms(200);
+	cr_assert_lt(collector__slot_of(col, id), 0, "the one slot should be taken");
+	t0 = read_one(id);
+	u0 = usage_ns("cpuacct", "past");
+	live_sleep_ms(2000);
+	n = collector__read(col, buf, MAX_CG, false);
+	cr_expect_eq(count_of(buf, n, id), 1);
+	for (int i = 1; i < n; i++)
+		cr_expect_lt(buf[i - 1].cgid, buf[i].cgid, "sorted, no duplicates");
+	t1 = read_one(id);
+	expect_close(t1.oncpu_ns - t0.oncpu_ns, usage_ns("cpuacct", "past") - u0, 0.02, "past");
 }
 
 Test(collector, crowded_cgroup_waits_and_idle_one_does_not, .init = setup, .fini = teardown,
@@ -204,6 +325,8 @@ Test(collector, wakeup_stamps_fallback_sees_the_same_waits, .init = setup, .fini
 	live_sleep_ms(1500);
 	c1 = read_one(crowded);
 	totals_delta(&c0, &c1, &d);
+	cr_log_info("stamps: %llu waits, %.1f ms waited, %.1f ms on CPU", d.rq_wait_cnt,
+		    d.rq_wait_ns / 1e6, d.oncpu_ns / 1e6);
 	cr_expect_gt(d.rq_wait_cnt, 10);
 	cr_expect_gt(d.rq_wait_ns, 100000000ULL);
 	cr_expect_gt(d.oncpu_ns, 500000000ULL);

@@ -74,6 +74,7 @@ Test(config, defaults)
 	cr_assert_eq(cfg.cgroup_mode, CG_MODE_AUTO);
 	cr_assert_eq(cfg.log_level, LOG_INFO);
 	cr_assert_eq(cfg.collector.max_cgroups, 16384);
+	cr_assert_eq(cfg.collector.counter_slots, 0, "auto");
 	cr_assert_not(cfg.dry_run);
 }
 
@@ -119,6 +120,9 @@ Test(config, wrong_types)
 Test(config, out_of_range_and_bad_enums)
 {
 	expect_error("{\"collector\": {\"maxCgroups\": 0}}", "0 out of range [16, 4194304]");
+	expect_error("{\"collector\": {\"counterSlots\": -2}}", "-2 out of range [-1, 4194304]");
+	expect_error("{\"collector\": {\"maxCgroups\": 64, \"counterSlots\": 65}}",
+		     "key 'collector.counterSlots': 65 is more than collector.maxCgroups (64)");
 	expect_error("{\"interval\": \"10us\"}", "duration out of range");
 	expect_error("{\"cgroupMode\": \"v3\"}", "expected one of auto|v1|v2");
 	expect_error("{\"logLevel\": \"loud\"}", "expected one of error|warn|info|debug");

@@ -15,6 +15,7 @@
 #include "collector.h"
 #include "cpulist.h"
 #include "cputopo.h"
+#include "ctrslots.h"
 #include "events.h"
 #include "log.h"
 
@@ -30,6 +31,8 @@ struct key_idx {
 struct collector {
 	struct cgstat_bpf *skel;
 	struct kevents *ev;
+	struct ctrslots *slots; /* NULL: every cgroup in cg_stats */
+	__u32 nslots;
 	int ncpus;
 	size_t capacity;
 	__u64 *keys;
@@ -219,6 +222,45 @@ static int install_pmu(struct collector *c)
 	return 0;
 }
 
+static int open_slots(struct collector *c)
+{
+	struct ctrslots_maps m = { .ctr_fd = bpf_map__fd(c->skel->maps.cg_ctr),
+				   .owner_fd = bpf_map__fd(c->skel->maps.slot_owner),
+				   .slot_fd = bpf_map__fd(c->skel->maps.cg_slot),
+				   .free_fd = bpf_map__fd(c->skel->maps.free_slots),
+				   .free_hint = &c->skel->data->slots_free_hint,
+				   .nslots = c->nslots,
+				   .ncpus = c->ncpus };
+	int err;
+
+	if (!c->nslots)
+		return 0;
+	err = ctrslots__new(&m, &c->slots);
+	if (err)
+		log_err("failed to map the counter slots", "slots=%u err=%d", c->nslots, err);
+	return err;
+}
+
+/*
+ * The slots take the first cgroups; cg_stats the rest, so that both together hold at most
+ * `capacity` (a cgroup in both, which got a slot after its entry, is counted once). A map
+ * cannot have 0 entries: unused slot maps get 1, and cfg_slots = 0 keeps BPF off them.
+ */
+static int size_maps(struct collector *c)
+{
+	struct cgstat_bpf *k = c->skel;
+	__u32 n = c->nslots ? c->nslots : 1, rest = c->capacity - c->nslots;
+	int err;
+
+	k->rodata->cfg_slots = c->nslots;
+	err = bpf_map__set_max_entries(k->maps.cg_ctr, n * (__u32)c->ncpus);
+	err = err ?: bpf_map__set_max_entries(k->maps.slot_owner, n);
+	err = err ?: bpf_map__set_max_entries(k->maps.cg_slot, n);
+	err = err ?: bpf_map__set_max_entries(k->maps.free_slots, n);
+	err = err ?: bpf_map__set_max_entries(k->maps.cg_stats, rest < 16 ? 16 : rest);
+	return err ?: bpf_map__set_max_entries(k->maps.cg_hist, c->capacity);
+}
+
 static int load_and_attach(struct collector *c, const struct collector_opts *opts)
 {
 	int err;
@@ -236,9 +278,7 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 		bpf_program__set_autoload(c->skel->progs.sched_wakeup_new, false);
 	}
 	c->skel->rodata->cfg_hierarchy_id = opts->hierarchy_id;
-	err = bpf_map__set_max_entries(c->skel->maps.cg_stats, c->capacity);
-	if (!err)
-		err = bpf_map__set_max_entries(c->skel->maps.cg_hist, c->capacity);
+	err = size_maps(c);
 	if (err)
 		return err;
 	err = cgstat_bpf__load(c->skel);
@@ -246,8 +286,11 @@ static int load_and_attach(struct collector *c, const struct collector_opts *opt
 		log_err("failed to load the cgstat BPF object", "err=%d", err);
 		return err;
 	}
-	/* Before attach, so the first switch already finds every fd. */
+	/* Before attach, so the first switch already finds every fd and free slot. */
 	err = install_pmu(c);
+	if (err)
+		return err;
+	err = open_slots(c);
 	if (err)
 		return err;
 	err = cgstat_bpf__attach(c->skel);
@@ -297,6 +340,16 @@ int collector__open(const struct collector_opts *opts, struct collector **ret)
 		err = c->ncpus ? c->ncpus : -EINVAL;
 		goto err_free;
 	}
+	if (opts->counter_slots > 0 && (size_t)opts->counter_slots > c->capacity) {
+		log_err("more counter slots than cgroups", "slots=%d max_cgroups=%zu",
+			opts->counter_slots, c->capacity);
+		err = -EINVAL;
+		goto err_free;
+	}
+	if (!opts->counter_slots)
+		c->nslots = ctrslots_auto(c->capacity, c->ncpus);
+	else if (opts->counter_slots > 0)
+		c->nslots = opts->counter_slots;
 	err = alloc_buffers(c);
 	if (err)
 		goto err_free;
@@ -331,6 +384,7 @@ void collector__free(struct collector *c)
 		return;
 	kevents__free(c->ev);
 	detach_ticks(c);
+	ctrslots__free(c->slots);
 	cgstat_bpf__destroy(c->skel);
 	pmu_set__free(c->pmu);
 	free(c->keys);
@@ -347,13 +401,14 @@ size_t collector__capacity(const struct collector *c)
 	return c->capacity;
 }
 
-static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, __u64 cgid,
-		     struct cg_totals *t)
+/* @v: CPU 0's copy, the next CPU's @stride entries further on. */
+static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, size_t stride,
+		     __u64 cgid, struct cg_totals *t)
 {
 	memset(t, 0, offsetof(struct cg_totals, rq_hist));
 	t->cgid = cgid;
 	t->no_hist = true;
-	for (int cpu = 0; cpu < c->ncpus; cpu++, v++) {
+	for (int cpu = 0; cpu < c->ncpus; cpu++, v += stride) {
 		t->oncpu_ns += v->oncpu_ns;
 		t->nr_switch_in += v->nr_switch_in;
 		t->rq_wait_ns += v->rq_wait_ns;
@@ -366,6 +421,59 @@ static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, _
 			t->pmu_running[i] += v->pmu_running[i];
 		}
 	}
+}
+
+/* A cgroup that was in cg_stats before it got a slot: one entry, its counts summed. */
+static void add_totals(struct cg_totals *t, const struct cg_totals *o)
+{
+	t->oncpu_ns += o->oncpu_ns;
+	t->nr_switch_in += o->nr_switch_in;
+	t->rq_wait_ns += o->rq_wait_ns;
+	t->rq_wait_cnt += o->rq_wait_cnt;
+	if (o->rq_wait_max_ns > t->rq_wait_max_ns)
+		t->rq_wait_max_ns = o->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		t->pmu_count[i] += o->pmu_count[i];
+		t->pmu_enabled[i] += o->pmu_enabled[i];
+		t->pmu_running[i] += o->pmu_running[i];
+	}
+}
+
+/* @buf sorted by cgid: fold neighbours of one id into the first. The new count. */
+static size_t merge_dups(struct cg_totals *buf, size_t n)
+{
+	size_t w = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (w && buf[w - 1].cgid == buf[i].cgid) {
+			add_totals(&buf[w - 1], &buf[i]);
+			continue;
+		}
+		if (w != i)
+			memcpy(&buf[w], &buf[i], offsetof(struct cg_totals, rq_hist));
+		w++;
+	}
+	return w;
+}
+
+/* The slotted cgroups, straight from the mapped rows. */
+static size_t read_slots(struct collector *c, struct cg_totals *buf, size_t cap)
+{
+	const volatile __u64 *owner;
+	const struct kqos_cg_stats *rows;
+	size_t n = 0;
+
+	if (!c->slots)
+		return 0;
+	owner = ctrslots__owners(c->slots);
+	rows = ctrslots__rows(c->slots);
+	for (__u32 i = 0; i < c->nslots && n < cap; i++) {
+		__u64 cgid = owner[i];
+
+		if (cgid)
+			sum_cpus(c, rows + i, c->nslots, cgid, &buf[n++]);
+	}
+	return n;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -523,9 +631,9 @@ static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_
 int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_stats);
+	size_t nslotted = read_slots(c, buf, cap), n = nslotted;
 	__u64 in_batch, out_batch;
 	void *in = NULL;
-	size_t n = 0;
 	int err = 0;
 
 	while (!err) {
@@ -536,13 +644,15 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 			return -errno;
 		/* ENOENT marks the last batch, which may still carry entries. */
 		for (__u32 i = 0; i < count && n < cap; i++)
-			sum_cpus(c, c->vals + (size_t)i * c->ncpus, c->keys[i], &buf[n++]);
+			sum_cpus(c, c->vals + (size_t)i * c->ncpus, 1, c->keys[i], &buf[n++]);
 		in_batch = out_batch;
 		in = &in_batch;
 	}
 	err = sort_totals(c, buf, n);
 	if (err)
 		return err;
+	if (nslotted && n > nslotted)
+		n = merge_dups(buf, n);
 	if (!all_hists) {
 		if (c->ev)
 			read_watched_hists(c, buf, n);
@@ -552,14 +662,27 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 	return err ? err : (int)n;
 }
 
+int collector__slot_of(const struct collector *c, __u64 cgid)
+{
+	__u32 slot;
+
+	if (!c->slots)
+		return -ENOENT;
+	if (bpf_map_lookup_elem(bpf_map__fd(c->skel->maps.cg_slot), &cgid, &slot))
+		return -errno;
+	return (int)slot;
+}
+
+/* -ENOENT only when the cgroup had neither a slot nor an entry. */
 int collector__forget(struct collector *c, __u64 cgid)
 {
-	int err = bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_stats), &cgid);
+	int err = bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_stats), &cgid) ? -errno : 0;
+	int serr = c->slots ? ctrslots__release(c->slots, cgid) : -ENOENT;
 
-	if (err)
-		err = -errno;
 	/* a cgroup that never waited has no histogram */
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_hist), &cgid);
+	if (serr != -ENOENT)
+		return serr;
 	return err;
 }
 

@@ -22,7 +22,9 @@ enum collector_wait_source {
 
 struct collector_opts {
 	__u32 cgroup_mode; /* KQOS_CG_MODE_V2 or KQOS_CG_MODE_V1_CPU */
-	__u32 max_cgroups; /* cg_stats capacity; 0 = KQOS_MAX_CGROUPS_DEFAULT */
+	__u32 max_cgroups; /* cgroups tracked; 0 = KQOS_MAX_CGROUPS_DEFAULT */
+	/* cgroups read from mapped memory (ctrslots.h); 0: ctrslots_auto(), < 0: none */
+	__s32 counter_slots;
 	__u32 wait_source; /* enum collector_wait_source */
 	const char *sys_root; /* sysfs root for the online CPUs; NULL = /sys */
 	__s32 hierarchy_id; /* cgroup_root hierarchy_id of the tree cgroup events come from */
@@ -47,8 +49,11 @@ size_t collector__capacity(const struct collector *c);
  */
 int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists);
 
-/* Drop the entry of a cgroup that no longer exists. -ENOENT if there was none. */
+/* Drop the entry (and slot) of a cgroup that no longer exists. -ENOENT if there was none. */
 int collector__forget(struct collector *c, __u64 cgid);
+
+/* Where @cgid's counters are read from: its slot, or -ENOENT when it has none (cg_stats). */
+int collector__slot_of(const struct collector *c, __u64 cgid);
 
 /* Switches that could not be charged because the map was full (summed over CPUs). */
 __u64 collector__dropped(struct collector *c);

@@ -1,0 +1,131 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+
+#include <bpf/bpf.h>
+
+#include "ctrslots.h"
+
+struct ctrslots {
+	struct ctrslots_maps m;
+	struct kqos_cg_stats *rows;
+	volatile __u64 *owners;
+	size_t rows_len, owners_len;
+};
+
+__u32 ctrslots_auto(__u32 capacity, int ncpus)
+{
+	size_t fit;
+
+	if (ncpus <= 0)
+		return 0;
+	fit = CTRSLOTS_AUTO_BYTES / ((size_t)ncpus * sizeof(struct kqos_cg_stats));
+	return fit < capacity ? (__u32)fit : capacity;
+}
+
+/* An mmapable array maps whole pages: its length rounded up to one. */
+static size_t map_len(size_t bytes)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (bytes + page - 1) / page * page;
+}
+
+static void *map_shared(int fd, size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* Pushed from the last slot down, so pops hand out 0, 1, 2...: the rows in use stay dense. */
+static int fill_free(const struct ctrslots_maps *m)
+{
+	for (__u32 i = m->nslots; i-- > 0;)
+		if (bpf_map_update_elem(m->free_fd, NULL, &i, BPF_ANY))
+			return -errno;
+	*m->free_hint = 1;
+	return 0;
+}
+
+int ctrslots__new(const struct ctrslots_maps *m, struct ctrslots **ret)
+{
+	struct ctrslots *s;
+	int err;
+
+	if (!m->nslots || m->ncpus <= 0)
+		return -EINVAL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->m = *m;
+	s->rows_len = map_len(sizeof(*s->rows) * m->nslots * (size_t)m->ncpus);
+	s->owners_len = map_len(sizeof(*s->owners) * m->nslots);
+	s->rows = map_shared(m->ctr_fd, s->rows_len);
+	s->owners = map_shared(m->owner_fd, s->owners_len);
+	if (!s->rows || !s->owners) {
+		err = -errno;
+		goto err_free;
+	}
+	err = fill_free(m);
+	if (err)
+		goto err_free;
+	*ret = s;
+	return 0;
+
+err_free:
+	ctrslots__free(s);
+	return err;
+}
+
+void ctrslots__free(struct ctrslots *s)
+{
+	if (!s)
+		return;
+	if (s->rows)
+		munmap(s->rows, s->rows_len);
+	if (s->owners)
+		munmap((void *)s->owners, s->owners_len);
+	free(s);
+}
+
+__u32 ctrslots__nslots(const struct ctrslots *s)
+{
+	return s->m.nslots;
+}
+
+const volatile __u64 *ctrslots__owners(const struct ctrslots *s)
+{
+	return s->owners;
+}
+
+const struct kqos_cg_stats *ctrslots__rows(const struct ctrslots *s)
+{
+	return s->rows;
+}
+
+/*
+ * Zeroed first, unmapped from the id next, pushed last: a cgroup that claims the slot starts
+ * from zero. The cgroup is gone, so no task of it can be charged meanwhile.
+ */
+int ctrslots__release(struct ctrslots *s, __u64 cgid)
+{
+	__u32 slot;
+
+	if (bpf_map_lookup_elem(s->m.slot_fd, &cgid, &slot))
+		return -errno;
+	if (slot >= s->m.nslots)
+		return -ERANGE;
+	for (int cpu = 0; cpu < s->m.ncpus; cpu++)
+		memset(&s->rows[(size_t)cpu * s->m.nslots + slot], 0, sizeof(*s->rows));
+	s->owners[slot] = 0;
+	if (bpf_map_delete_elem(s->m.slot_fd, &cgid) && errno != ENOENT)
+		return -errno;
+	if (bpf_map_update_elem(s->m.free_fd, NULL, &slot, BPF_ANY))
+		return -errno;
+	*s->m.free_hint = 1;
+	return 0;
+}

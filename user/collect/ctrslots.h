@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+#ifndef KQOS_COLLECT_CTRSLOTS_H
+#define KQOS_COLLECT_CTRSLOTS_H
+
+#include <stddef.h>
+#include <linux/types.h>
+
+#include "cgstat.h"
+
+/*
+ * The counter slots of bpf/cgstat.bpf.c, mapped into user space: a tick reads the counters of
+ * the cgroups that hold a slot from memory, without a system call. The collector owns one.
+ * Row (cpu, slot) is rows[cpu * nslots + slot]; owners[slot] is the cgroup's id, 0 when free.
+ */
+struct ctrslots;
+
+struct ctrslots_maps {
+	int ctr_fd, owner_fd, slot_fd, free_fd; /* cg_ctr, slot_owner, cg_slot, free_slots */
+	volatile __u32 *free_hint; /* the object's slots_free_hint */
+	__u32 nslots;
+	int ncpus; /* possible CPUs */
+};
+
+/* Kernel memory the slots may take by default: they are allocated up front. */
+#define CTRSLOTS_AUTO_BYTES (8U << 20)
+
+/* The default slot count: what fits in CTRSLOTS_AUTO_BYTES, at most @capacity. */
+__u32 ctrslots_auto(__u32 capacity, int ncpus);
+
+/* Map the arrays and fill the free stack (slot 0 on top). The maps must be loaded. */
+int ctrslots__new(const struct ctrslots_maps *m, struct ctrslots **ret);
+void ctrslots__free(struct ctrslots *s);
+
+__u32 ctrslots__nslots(const struct ctrslots *s);
+/* The owners (nslots entries) and the rows; both live, written by BPF meanwhile. */
+const volatile __u64 *ctrslots__owners(const struct ctrslots *s);
+const struct kqos_cg_stats *ctrslots__rows(const struct ctrslots *s);
+
+/*
+ * Give back the slot of @cgid, whose cgroup is gone: its rows are zeroed before another cgroup
+ * can claim it. -ENOENT when it held none.
+ */
+int ctrslots__release(struct ctrslots *s, __u64 cgid);
+
+#endif
