@@ -103,17 +103,25 @@ Test(kube_client, status_codes_name_the_url)
 
 Test(kube_client, a_missing_or_unsafe_token_sends_nothing)
 {
+	static char long_token[16386];
 	struct kube_resp r;
 
 	open_client(https_server__ca(srv), false, 4096);
 	cr_assert_eq(https_server__write(srv, token, "tok-A\r\nX-Evil: 1"), 0);
 	cr_assert_eq(kube_client__get(kc, "/pods", 3000, &r), -EINVAL);
 	cr_assert_not_null(strstr(r.err, "empty, too long or not printable"), "%s", r.err);
+	/* 16 KiB is the bound: one byte more is refused, not cut */
+	memset(long_token, 'a', sizeof(long_token) - 1);
+	cr_assert_eq(https_server__write(srv, token, long_token), 0);
+	cr_assert_eq(kube_client__get(kc, "/pods", 3000, &r), -EINVAL);
+	long_token[sizeof(long_token) - 2] = '\0';
+	cr_assert_eq(https_server__write(srv, token, long_token), 0);
+	cr_assert_eq(kube_client__get(kc, "/pods", 3000, &r), -EACCES, "16 KiB: sent, refused");
 	cr_assert_eq(unlink(token), 0);
 	cr_assert_eq(kube_client__get(kc, "/pods", 3000, &r), -ENOENT);
 	cr_assert_eq(r.code, 0, "no answer: not a 404");
 	cr_assert_not_null(strstr(r.err, "No such file"), "%s", r.err);
-	cr_assert_eq(https_server__requests(srv), 0);
+	cr_assert_eq(https_server__requests(srv), 1, "only the 16 KiB token went out");
 }
 
 Test(kube_client, without_a_token_path_no_authorization_is_sent)

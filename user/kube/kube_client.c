@@ -80,7 +80,7 @@ __attribute__((format(printf, 4, 5))) static void fail(struct kube_resp *r, cons
  */
 static int token_header(const char *path, char *hdr, size_t size, char *why, size_t why_len)
 {
-	char buf[TOKEN_MAX + 1];
+	char buf[TOKEN_MAX + 2]; /* one byte past the bound tells a long token, one for the NUL */
 	ssize_t n;
 	size_t len;
 	int fd, err = 0;
@@ -91,7 +91,7 @@ static int token_header(const char *path, char *hdr, size_t size, char *why, siz
 		snprintf(why, why_len, "token %.80s: %s", path, strerror(-err));
 		return err;
 	}
-	n = read(fd, buf, sizeof(buf));
+	n = read(fd, buf, sizeof(buf) - 1);
 	if (n < 0)
 		err = -errno;
 	close(fd);
