@@ -42,8 +42,8 @@ int kube_client__new(const struct kube_client_opts *o, struct kube_client **ret)
 void kube_client__free(struct kube_client *c);
 
 /*
- * GET or POST (@json as an application/json body) base_url + @path, within @timeout_ms (> 0).
- * 0 on a 2xx answer. An answer of another status fills ret->code and returns -ENOENT (404),
+ * GET or POST (@json as an application/json body) base_url + @path, within @timeout_ms (0:
+ * -ETIMEDOUT, nothing sent). 0 on a 2xx answer. An answer of another status fills ret->code and returns -ENOENT (404),
  * -EACCES (401, 403) or -EIO; no answer leaves ret->code 0 and returns -ETIMEDOUT, -EFBIG
  * (the body bound), -EIO (transport, TLS), -ENOMEM, -EINVAL (a bad option or token) or the
  * token file's -errno. ret->err says why on every failure.
