@@ -72,13 +72,14 @@ SKELS := $(patsubst bpf/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
 MODEL_INC := -Iuser/model -Ibpf
 CGROUP_INC := -Iuser/cgroup $(MODEL_INC)
 RESCTRL_INC := -Iresctrl
+KUBE_INC := -Iuser/kube
 STRAT_INC := -Istrategies $(MODEL_INC)
-COLLECT_INC := -Iuser/collect -Iuser $(CGROUP_INC) $(RESCTRL_INC) -I$(OUTPUT)
-ACTUATE_INC := -Iuser/actuate -Iuser $(STRAT_INC) $(CGROUP_INC) $(RESCTRL_INC)
+COLLECT_INC := -Iuser/collect -Iuser $(CGROUP_INC) $(RESCTRL_INC) $(KUBE_INC) -I$(OUTPUT)
+ACTUATE_INC := -Iuser/actuate -Iuser $(STRAT_INC) $(CGROUP_INC) $(RESCTRL_INC) $(KUBE_INC)
 EXPORT_INC := -Iuser/export -Iuser $(MODEL_INC)
 TOP_INC := -Iuser/top -Iuser/export $(MODEL_INC)
 AGENT_INC := -Iuser -Iuser/collect -Iuser/actuate -Iuser/export $(STRAT_INC) $(CGROUP_INC) \
-	$(RESCTRL_INC) -I$(OUTPUT)
+	$(RESCTRL_INC) $(KUBE_INC) -I$(OUTPUT)
 TEST_INC := $(AGENT_INC) -Iuser/top -Itests/lib
 
 KQOSD_SRCS := user/main.c
@@ -91,6 +92,7 @@ TOP_SRCS := $(wildcard user/top/*.c)
 MODEL_SRCS := $(wildcard user/model/*.c)
 CGROUP_SRCS := $(wildcard user/cgroup/*.c)
 RESCTRL_SRCS := $(wildcard resctrl/*.c)
+KUBE_SRCS := $(wildcard user/kube/*.c)
 STRAT_SRCS := $(wildcard strategies/*.c)
 TESTLIB_SRCS := $(wildcard tests/lib/*.c)
 UNIT_SRCS := $(wildcard tests/unit/test_*.c)
@@ -99,7 +101,7 @@ LIVE_SRCS := $(wildcard tests/live/test_*.c)
 obj = $(patsubst %.c,$(OUTPUT)/%.o,$(1))
 lib = $(OUTPUT)/lib$(1).a
 # Dependency order, users first: the linker resolves each archive against the ones after it.
-LIBS := $(foreach l,agent collect actuate export strategies cgroup resctrl model log,$(call lib,$(l)))
+LIBS := $(foreach l,agent collect actuate export strategies cgroup resctrl kube model log,$(call lib,$(l)))
 TOP_LIBS := $(foreach l,model log,$(call lib,$(l)))
 LIBTEST := $(call lib,testhelp)
 
@@ -187,12 +189,13 @@ $(call obj,$(TOP_SRCS)): INC := $(TOP_INC)
 $(call obj,$(MODEL_SRCS)): INC := $(MODEL_INC)
 $(call obj,$(CGROUP_SRCS)): INC := $(CGROUP_INC)
 $(call obj,$(RESCTRL_SRCS)): INC := $(RESCTRL_INC)
+$(call obj,$(KUBE_SRCS)): INC := $(KUBE_INC)
 $(call obj,$(STRAT_SRCS)): INC := $(STRAT_INC)
 $(call obj,$(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS)): INC := $(TEST_INC)
 
 C_OBJS = $(call obj,$(KQOSD_SRCS) $(AGENT_SRCS) $(LOG_SRCS) $(COLLECT_SRCS) $(ACTUATE_SRCS) \
-	$(EXPORT_SRCS) $(TOP_SRCS) $(MODEL_SRCS) $(CGROUP_SRCS) $(RESCTRL_SRCS) $(STRAT_SRCS) \
-	$(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS))
+	$(EXPORT_SRCS) $(TOP_SRCS) $(MODEL_SRCS) $(CGROUP_SRCS) $(RESCTRL_SRCS) $(KUBE_SRCS) \
+	$(STRAT_SRCS) $(TESTLIB_SRCS) $(UNIT_SRCS) $(LIVE_SRCS))
 $(C_OBJS): $(OUTPUT)/%.o: %.c | $(SKELS)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -206,6 +209,7 @@ $(call lib,export): $(call obj,$(EXPORT_SRCS))
 $(call lib,model): $(call obj,$(MODEL_SRCS))
 $(call lib,cgroup): $(call obj,$(CGROUP_SRCS))
 $(call lib,resctrl): $(call obj,$(RESCTRL_SRCS))
+$(call lib,kube): $(call obj,$(KUBE_SRCS))
 $(call lib,strategies): $(call obj,$(STRAT_SRCS))
 $(LIBTEST): $(call obj,$(TESTLIB_SRCS))
 $(OUTPUT)/lib%.a:

@@ -18,6 +18,7 @@
 struct https_server {
 	char dir[64];
 	char url[96];
+	char base[64];
 	char ca[128];
 	bool tls;
 	pid_t pid;
@@ -256,8 +257,9 @@ static int wait_port(struct https_server *srv)
 
 		free(s);
 		if (port > 0) {
-			snprintf(srv->url, sizeof(srv->url), "%s://127.0.0.1:%d/pods",
+			snprintf(srv->base, sizeof(srv->base), "%s://127.0.0.1:%d",
 				 srv->tls ? "https" : "http", port);
+			snprintf(srv->url, sizeof(srv->url), "%s/pods", srv->base);
 			return 0;
 		}
 		if (waitpid(srv->pid, &status, WNOHANG) == srv->pid) {
@@ -339,6 +341,11 @@ void https_server__free(struct https_server *srv)
 const char *https_server__url(const struct https_server *srv)
 {
 	return srv->url;
+}
+
+const char *https_server__base(const struct https_server *srv)
+{
+	return srv->base;
 }
 
 const char *https_server__ca(const struct https_server *srv)

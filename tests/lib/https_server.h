@@ -41,6 +41,8 @@ char *https_server__read(struct https_server *srv, const char *name);
 int https_server__requests(struct https_server *srv);
 
 const char *https_server__url(const struct https_server *srv); /* http(s)://127.0.0.1:P/pods */
+/* http(s)://127.0.0.1:P, the API server's base URL */
+const char *https_server__base(const struct https_server *srv);
 const char *https_server__ca(const struct https_server *srv); /* the cert PEM, or NULL */
 const char *https_server__dir(const struct https_server *srv);
 

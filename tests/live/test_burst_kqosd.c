@@ -318,8 +318,7 @@ static void put_slo(const char *burst_json)
 
 static void api_setup(void)
 {
-	char slo[1024], api_base[256];
-	const char *url;
+	char slo[1024];
 
 	setup();
 	if (!live_require_root())
@@ -329,13 +328,11 @@ static void api_setup(void)
 	cr_assert_eq(https_server__write(api, api_token, "tok-A\n"), 0);
 	cr_assert_eq(https_server__write(api, "expect_token", "tok-A"), 0);
 	put_slo("{\"policy\":\"none\"}");
-	url = https_server__url(api);
-	snprintf(api_base, sizeof(api_base), "%.*s", (int)(strrchr(url, '/') - url), url);
 	/* the file's nodeSLO says nothing but where the spec comes from */
 	snprintf(slo, sizeof(slo),
 		 "{\"source\": \"apiserver\", \"apiserver\": {\"url\": \"%s\", \"nodeName\": "
 		 "\"node-1\", \"tokenFile\": \"%s\", \"caFile\": \"%s\", \"interval\": \"300ms\"}}",
-		 api_base, api_token, https_server__ca(api));
+		 https_server__base(api), api_token, https_server__ca(api));
 	write_files(slo);
 }
 

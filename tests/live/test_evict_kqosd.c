@@ -232,17 +232,14 @@ Test(evict_kqosd, kubernetes_be_pod_evicted_through_the_api, .init = setup, .fin
 		"{\"metadata\":{\"name\":\"web-0\",\"namespace\":\"shop\",\"uid\":\"1501\","
 		"\"labels\":{\"koordinator.sh/qosClass\":\"LS\"}},\"spec\":{\"containers\":"
 		"[{\"name\":\"c\"}]},\"status\":{\"phase\":\"Running\"}}]}";
-	char podfile[PATH_MAX], token[PATH_MAX], base[128], *p, *posts, *last;
+	char podfile[PATH_MAX], token[PATH_MAX], base[128], *posts, *last;
 	struct https_server *srv = NULL;
 	FILE *f;
 
 	if (!live_require_root())
 		cr_skip_test("root and BTF needed");
 	cr_assert_eq(https_server__start(true, &srv), 0, "cannot start the fake API server");
-	snprintf(base, sizeof(base), "%s", https_server__url(srv));
-	p = strstr(base, "/pods");
-	cr_assert_not_null(p);
-	*p = '\0';
+	snprintf(base, sizeof(base), "%s", https_server__base(srv));
 	cr_assert_eq(https_server__write(srv, "token", "sa-token"), 0);
 	cr_assert_eq(https_server__write(srv, "expect_token", "sa-token"), 0);
 	cr_assert_eq(https_server__write(srv, "podlist.json", pods), 0);

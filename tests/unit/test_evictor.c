@@ -43,13 +43,9 @@ TestSuite(evictor, .fini = teardown);
 static void start(bool dry_run, uint64_t timeout_ns)
 {
 	struct evictor_opts o = { .dry_run = dry_run, .timeout_ns = timeout_ns };
-	char *p;
 
 	cr_assert_eq(https_server__start(true, &srv), 0, "cannot start the fake API server");
-	snprintf(base, sizeof(base), "%s", https_server__url(srv));
-	p = strstr(base, "/pods");
-	cr_assert_not_null(p);
-	*p = '\0';
+	snprintf(base, sizeof(base), "%s", https_server__base(srv));
 	snprintf(token, sizeof(token), "%s/token", https_server__dir(srv));
 	snprintf(journal_path, sizeof(journal_path), "%s/journal", https_server__dir(srv));
 	cr_assert_eq(https_server__write(srv, "token", "t1\n"), 0);

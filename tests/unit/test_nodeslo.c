@@ -41,9 +41,7 @@ static const char *nodeslo_doc(int threshold, const char *policy)
 
 static void setup(void)
 {
-	char base[256];
 	struct nodeslo_opts o;
-	const char *url;
 
 	log_file = tmpfile();
 	log_set_stream(log_file);
@@ -53,11 +51,9 @@ static void setup(void)
 	cr_assert_eq(https_server__write(srv, token, "tok-A\n"), 0);
 	cr_assert_eq(https_server__write(srv, "expect_token", "tok-A"), 0);
 	cr_assert_eq(https_server__write(srv, R_SLO, nodeslo_doc(65, "auto")), 0);
-	url = https_server__url(srv); /* https://127.0.0.1:P/pods */
-	snprintf(base, sizeof(base), "%.*s", (int)(strrchr(url, '/') - url), url);
 	cr_assert_eq(nodeslo_opts_parse(NULL, &o, NULL, 0), 0);
 	o.apiserver = true;
-	snprintf(o.url, sizeof(o.url), "%s", base);
+	snprintf(o.url, sizeof(o.url), "%s", https_server__base(srv));
 	snprintf(o.node_name, sizeof(o.node_name), NODE);
 	snprintf(o.token_path, sizeof(o.token_path), "%s", token);
 	snprintf(o.ca_path, sizeof(o.ca_path), "%s", https_server__ca(srv));
@@ -225,9 +221,7 @@ Test(nodeslo_api, slow_server_is_bounded_by_the_timeout)
 	cr_assert_eq(nodeslo__poll(ns, 0), 1);
 	cr_assert_eq(nodeslo_opts_parse(NULL, &o, NULL, 0), 0);
 	o = (struct nodeslo_opts){ .apiserver = true, .interval_ms = 10000, .timeout_ms = 300 };
-	snprintf(o.url, sizeof(o.url), "%.*s",
-		 (int)(strrchr(https_server__url(srv), '/') - https_server__url(srv)),
-		 https_server__url(srv));
+	snprintf(o.url, sizeof(o.url), "%s", https_server__base(srv));
 	snprintf(o.node_name, sizeof(o.node_name), NODE);
 	snprintf(o.token_path, sizeof(o.token_path), "%s", token);
 	snprintf(o.ca_path, sizeof(o.ca_path), "%s", https_server__ca(srv));

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The evictor: eviction requests -> the Eviction API, or kill/freeze of bare-metal groups. */
-#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -11,13 +10,12 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "evictor.h"
+#include "kube_client.h"
 #include "log.h"
 
-#define SA_DIR		    "/var/run/secrets/kubernetes.io/serviceaccount"
 #define DEFAULT_TIMEOUT_NS  2000000000ULL
 #define DEFAULT_RETRY_NS    10000000000ULL
 #define DEFAULT_CPU_COOL_NS 20000000000ULL
@@ -25,8 +23,7 @@
 #define DEFAULT_GRACE_NS    10000000000ULL
 #define MAX_ENTRIES	    256
 #define MAX_CGROUPS	    8
-#define TOKEN_MAX	    8192
-#define BODY_MAX	    65536
+#define BODY_MAX	    65536 /* a Status */
 #define CGROUP_DEPTH_MAX    16
 #define MIN_CALL_MS	    1
 
@@ -48,9 +45,9 @@ struct entry {
 
 struct evictor {
 	struct evictor_opts o;
-	char *api_url, *token_path, *ca_path, *mount, *freezer, *journal;
+	char *mount, *freezer, *journal;
 	struct evictor_group *groups;
-	CURL *curl;
+	struct kube_client *kube; /* NULL: no API server, no API evictions */
 	struct entry *ent;
 	size_t nr_ent;
 	const char **uids; /* pending, sorted: what the strategies see */
@@ -123,46 +120,6 @@ static void decided(struct evictor *e, const struct evict_request *r, const char
 
 /* --- the API server ------------------------------------------------------------------------ */
 
-/* The token file, trimmed; it rotates (about hourly), so it is read for every call. */
-static int read_token(const char *path, char *buf, size_t len)
-{
-	ssize_t n;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err;
-
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	err = -errno;
-	close(fd);
-	if (n < 0)
-		return err ? err : -EIO;
-	while (n > 0 && isspace((unsigned char)buf[n - 1]))
-		n--;
-	buf[n] = '\0';
-	for (ssize_t i = 0; i < n; i++)
-		if (!isgraph((unsigned char)buf[i]))
-			return -EINVAL; /* a header must not carry controls */
-	return n ? 0 : -EINVAL;
-}
-
-struct body {
-	char buf[BODY_MAX];
-	size_t len;
-};
-
-static size_t on_body(char *p, size_t size, size_t n, void *arg)
-{
-	struct body *b = arg;
-	size_t len = size * n;
-
-	if (len > sizeof(b->buf) - 1 - b->len)
-		return 0;
-	memcpy(b->buf + b->len, p, len);
-	b->len += len;
-	b->buf[b->len] = '\0';
-	return len;
-}
-
 /* policy/v1 Eviction with the UID precondition, so that a new pod of the same name survives. */
 static char *eviction_body(const struct evict_request *r)
 {
@@ -177,93 +134,40 @@ static char *eviction_body(const struct evict_request *r)
 
 struct call {
 	long code;
-	bool timed_out;
 	bool garbage;
-	char why[160];
+	char why[KUBE_ERR_LEN];
 };
 
-static int setopts(struct evictor *e, const char *url, const char *post, struct curl_slist *h,
-		   struct body *b, long timeout_ms)
-{
-	CURL *c = e->curl;
-	int rc = 0;
-
-	curl_easy_reset(c);
-	rc |= curl_easy_setopt(c, CURLOPT_URL, url);
-	rc |= curl_easy_setopt(c, CURLOPT_POSTFIELDS, post);
-	rc |= curl_easy_setopt(c, CURLOPT_HTTPHEADER, h);
-	rc |= curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
-	rc |= curl_easy_setopt(c, CURLOPT_WRITEDATA, b);
-	rc |= curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-	rc |= curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, timeout_ms);
-	rc |= curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-	rc |= curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "https,http");
-	if (e->ca_path)
-		rc |= curl_easy_setopt(c, CURLOPT_CAINFO, e->ca_path);
-	if (e->o.insecure_skip_verify) {
-		rc |= curl_easy_setopt(c, CURLOPT_SSL_VERIFYPEER, 0L);
-		rc |= curl_easy_setopt(c, CURLOPT_SSL_VERIFYHOST, 0L);
-	}
-	return rc ? -EINVAL : 0;
-}
-
+/* 0 when the API server answered, whatever the status (in ret->code); else -errno. */
 static int post(struct evictor *e, const char *path, const char *json, long timeout_ms,
 		struct call *ret)
 {
-	char url[1024], token[TOKEN_MAX], auth[TOKEN_MAX + 32];
-	struct curl_slist *h = NULL, *t;
-	struct body *b = NULL;
-	CURLcode rc;
+	struct kube_resp r;
+	json_t *j;
 	int err;
 
 	*ret = (struct call){ 0 };
 	/* libcurl reads 0 as "no timeout": a call without time left is not made */
 	if (timeout_ms < MIN_CALL_MS) {
-		ret->timed_out = true;
 		snprintf(ret->why, sizeof(ret->why), "no API time left in this tick");
 		return -ETIMEDOUT;
 	}
-	err = read_token(e->token_path, token, sizeof(token));
-	if (err) {
-		snprintf(ret->why, sizeof(ret->why), "token %s: %s", e->token_path, strerror(-err));
+	err = kube_client__post(e->kube, path, json, (uint32_t)timeout_ms, &r);
+	if (!r.code) {
+		snprintf(ret->why, sizeof(ret->why), "%s", r.err);
 		return err;
 	}
-	snprintf(url, sizeof(url), "%s%s", e->api_url, path);
-	snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
-	b = calloc(1, sizeof(*b));
-	h = curl_slist_append(NULL, "Content-Type: application/json");
-	t = h ? curl_slist_append(h, "Accept: application/json") : NULL;
-	t = t ? curl_slist_append(t, auth) : NULL;
-	if (!b || !t) {
-		err = -ENOMEM;
-		goto out;
-	}
-	err = setopts(e, url, json, h, b, timeout_ms);
-	if (err) {
-		snprintf(ret->why, sizeof(ret->why), "libcurl rejected an option");
-		goto out;
-	}
-	rc = curl_easy_perform(e->curl);
-	if (rc != CURLE_OK) {
-		ret->timed_out = rc == CURLE_OPERATION_TIMEDOUT;
-		snprintf(ret->why, sizeof(ret->why), "%s", curl_easy_strerror(rc));
-		err = -EIO;
-		goto out;
-	}
-	curl_easy_getinfo(e->curl, CURLINFO_RESPONSE_CODE, &ret->code);
-	if (ret->code / 100 == 2) {
-		json_t *j = json_loadb(b->buf, b->len, 0, NULL);
-
+	ret->code = r.code;
+	if (!err) {
+		j = json_loadb(r.body ? r.body : "", r.len, 0, NULL);
 		/* the API server answers with an object (a Status); anything else is not it */
 		ret->garbage = !json_is_object(j);
 		json_decref(j);
 	}
+	free(r.body);
 	snprintf(ret->why, sizeof(ret->why), "HTTP %ld%s", ret->code,
 		 ret->garbage ? ", not a JSON object" : "");
-out:
-	curl_slist_free_all(h);
-	free(b);
-	return err;
+	return 0;
 }
 
 static uint64_t mono_now(void)
@@ -551,7 +455,7 @@ static void add_request(struct evictor *e, const struct evict_request *r,
 			EVICT_RES_DRY_RUN, "dry run: nothing touched");
 		return;
 	}
-	if (!r->is_bare_metal && !e->api_url) {
+	if (!r->is_bare_metal && !e->kube) {
 		decided(e, r, "api", EVICT_RES_ERROR, "no API server configured");
 		return;
 	}
@@ -674,18 +578,22 @@ static char *dup_or_null(const char *s, bool *oom)
 	return d;
 }
 
-/* In a pod: https://$KUBERNETES_SERVICE_HOST:$KUBERNETES_SERVICE_PORT (IPv6 in brackets). */
-static char *in_cluster_url(void)
+/* The token and the CA default to the pod's service account's. */
+static int open_api(struct evictor *e, const struct evictor_opts *o, const char *url)
 {
-	const char *host = getenv("KUBERNETES_SERVICE_HOST");
-	const char *port = getenv("KUBERNETES_SERVICE_PORT");
-	char url[512];
+	const char *ca = o->ca_path ? o->ca_path : KUBE_SA_DIR "/ca.crt";
 
-	if (!host || !*host || !port || !*port)
-		return NULL;
-	snprintf(url, sizeof(url), strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host,
-		 port);
-	return strdup(url);
+	if (!o->ca_path && access(ca, R_OK))
+		ca = NULL; /* libcurl's default CAs */
+	return kube_client__new(
+		&(struct kube_client_opts){
+			.base_url = url,
+			.token_path = o->token_path ? o->token_path : KUBE_SA_DIR "/token",
+			.ca_path = ca,
+			.insecure_skip_verify = o->insecure_skip_verify,
+			.max_body_bytes = BODY_MAX,
+		},
+		&e->kube);
 }
 
 static void defaults(struct evictor_opts *o)
@@ -721,6 +629,8 @@ static int copy_groups(struct evictor *e, const struct evictor_opts *o)
 int evictor__new(const struct evictor_opts *opts, struct evictor **ret)
 {
 	struct evictor *e = calloc(1, sizeof(*e));
+	const char *url = opts->api_url;
+	char in_cluster[512];
 	bool oom = false;
 	int err;
 
@@ -728,12 +638,10 @@ int evictor__new(const struct evictor_opts *opts, struct evictor **ret)
 		return -ENOMEM;
 	e->o = *opts;
 	defaults(&e->o);
-	e->api_url = opts->api_url ? dup_or_null(opts->api_url, &oom) : in_cluster_url();
-	e->token_path = dup_or_null(opts->token_path ? opts->token_path : SA_DIR "/token", &oom);
-	e->ca_path = dup_or_null(opts->ca_path			? opts->ca_path :
-				 access(SA_DIR "/ca.crt", R_OK) ? NULL :
-								  SA_DIR "/ca.crt",
-				 &oom);
+	if (!url && !kube_in_cluster_url(in_cluster, sizeof(in_cluster)))
+		url = in_cluster;
+	if (url && !*url)
+		url = NULL; /* no API server: each API eviction is refused and logged */
 	e->mount = dup_or_null(opts->cgroup_mount ? opts->cgroup_mount : "/sys/fs/cgroup", &oom);
 	e->freezer = dup_or_null(opts->freezer_mount, &oom);
 	e->journal = dup_or_null(opts->journal_path, &oom);
@@ -743,18 +651,11 @@ int evictor__new(const struct evictor_opts *opts, struct evictor **ret)
 	if (err)
 		goto err;
 	e->o.groups = NULL;
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -ENOMEM;
+	err = url ? open_api(e, opts, url) : 0;
+	if (err)
 		goto err;
-	}
-	e->curl = curl_easy_init();
-	if (!e->curl) {
-		curl_global_cleanup();
-		err = -ENOMEM;
-		goto err;
-	}
-	log_info("evictor ready", "api=%s dry_run=%d groups=%zu", e->api_url ? e->api_url : "none",
-		 e->o.dry_run, e->o.nr_groups);
+	log_info("evictor ready", "api=%s dry_run=%d groups=%zu", url ? url : "none", e->o.dry_run,
+		 e->o.nr_groups);
 	*ret = e;
 	return 0;
 err:
@@ -770,18 +671,12 @@ void evictor__free(struct evictor *e)
 	for (size_t i = 0; e->ent && i < e->nr_ent; i++)
 		if (e->ent[i].state == ST_FROZEN)
 			freeze_group(e, &e->ent[i], false);
-	if (e->curl) {
-		curl_easy_cleanup(e->curl);
-		curl_global_cleanup();
-	}
+	kube_client__free(e->kube);
 	for (size_t i = 0; e->groups && i < e->o.nr_groups; i++)
 		free((char *)e->groups[i].name);
 	free(e->groups);
 	free(e->ent);
 	free(e->uids);
-	free(e->api_url);
-	free(e->token_path);
-	free(e->ca_path);
 	free(e->mount);
 	free(e->freezer);
 	free(e->journal);

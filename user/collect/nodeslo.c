@@ -1,30 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /* NodeSLO and Node from the API server: in-cluster client, pure parsers, the overlay. */
 #include <errno.h>
-#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "cpulist.h"
+#include "kube_client.h"
 #include "log.h"
 #include "nodeslo.h"
 #include "pod.h"
 #include "slo.h"
 #include "units.h"
 
-#define SA_DIR		"/var/run/secrets/kubernetes.io/serviceaccount"
 #define NODESLO_PATH	"/apis/slo.koordinator.sh/v1alpha1/nodeslos/"
 #define NODE_PATH	"/api/v1/nodes/"
 #define ANN_RATIO	"node.koordinator.sh/cpu-normalization-ratio"
 #define ANN_RESERVATION "node.koordinator.sh/reservation"
 #define BODY_MAX	(4u << 20) /* a NodeSLO or a Node is a few KiB */
-#define TOKEN_MAX	16384
 #define WHY_LEN		256
 #define DEF_INTERVAL_MS 10000
 #define DEF_TIMEOUT_MS	3000
@@ -104,8 +101,8 @@ int nodeslo_opts_parse(const char *node_slo_json, struct nodeslo_opts *ret, char
 	memset(&o, 0, sizeof(o));
 	o.interval_ms = DEF_INTERVAL_MS;
 	o.timeout_ms = DEF_TIMEOUT_MS;
-	snprintf(o.token_path, sizeof(o.token_path), "%s/token", SA_DIR);
-	snprintf(o.ca_path, sizeof(o.ca_path), "%s/ca.crt", SA_DIR);
+	snprintf(o.token_path, sizeof(o.token_path), "%s/token", KUBE_SA_DIR);
+	snprintf(o.ca_path, sizeof(o.ca_path), "%s/ca.crt", KUBE_SA_DIR);
 	if (node_slo_json && *node_slo_json)
 		root = json_loads(node_slo_json, 0, NULL);
 	src = root ? json_object_get(root, "source") : NULL;
@@ -305,146 +302,16 @@ struct nodeslo {
 	enum src_state state;
 	char last_why[WHY_LEN]; /* what the stale line said, so a new reason is said again */
 	uint64_t next_ns, updates, failures;
-	CURL *curl;
+	struct kube_client *kube;
 };
 
-struct body {
-	char *buf;
-	size_t len, cap;
-};
-
-static size_t body_write(char *data, size_t size, size_t nmemb, void *arg)
+/* GET @path into @r (the caller frees r->body); on failure @why says why. */
+static int get(struct nodeslo *s, const char *path, struct kube_resp *r, char *why)
 {
-	struct body *b = arg;
-	size_t n = size * nmemb;
-	char *p;
+	int err = kube_client__get(s->kube, path, s->o.timeout_ms, r);
 
-	if (n > BODY_MAX - b->len)
-		return 0;
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap * 2 : 16384;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->buf, cap);
-		if (!p)
-			return 0;
-		b->buf = p;
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, data, n);
-	b->len += n;
-	b->buf[b->len] = '\0';
-	return n;
-}
-
-/* Projected tokens rotate: the file is read for every request. */
-static int token_header(const char *path, char *hdr, size_t size, char *why)
-{
-	char buf[TOKEN_MAX + 1];
-	ssize_t n;
-	size_t len;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, WHY_LEN, "token %.160s: %s", path, strerror(errno));
-		return err;
-	}
-	n = read(fd, buf, TOKEN_MAX);
-	close(fd);
-	len = n > 0 ? (size_t)n : 0;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-		len--;
-	buf[len] = '\0';
-	for (size_t i = 0; i < len && !err; i++)
-		if (buf[i] < 0x21 || buf[i] > 0x7e)
-			err = -EINVAL; /* a header must not carry CR/LF or controls */
-	if (!len || err || snprintf(hdr, size, "Authorization: Bearer %s", buf) >= (int)size) {
-		err = -EINVAL;
-		snprintf(why, WHY_LEN, "token %.160s: empty, too long or not printable", path);
-	}
-	explicit_bzero(buf, sizeof(buf));
-	return err;
-}
-
-static int setopts(struct nodeslo *s, const char *url, struct body *b, struct curl_slist *hdrs,
-		   char *errbuf)
-{
-	CURL *c = s->curl;
-	CURLcode rc = CURLE_OK;
-
-	curl_easy_reset(c);
-#define SET(opt, val)                                       \
-	do {                                                \
-		if (rc == CURLE_OK)                         \
-			rc = curl_easy_setopt(c, opt, val); \
-	} while (0)
-	SET(CURLOPT_URL, url);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	SET(CURLOPT_NOSIGNAL, 1L);
-	/* one epoll loop: a slow API server may cost this much of a tick, never more */
-	SET(CURLOPT_TIMEOUT_MS, (long)s->o.timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)s->o.timeout_ms);
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)BODY_MAX);
-	SET(CURLOPT_WRITEFUNCTION, body_write);
-	SET(CURLOPT_WRITEDATA, b);
-	SET(CURLOPT_ERRORBUFFER, errbuf);
-	SET(CURLOPT_HTTPHEADER, hdrs);
-	SET(CURLOPT_SSL_VERIFYPEER, s->o.insecure ? 0L : 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, s->o.insecure ? 0L : 2L);
-	if (*s->o.ca_path)
-		SET(CURLOPT_CAINFO, s->o.ca_path);
-#undef SET
-	return rc == CURLE_OK ? 0 : -EINVAL;
-}
-
-/* GET @path into @b: 0 on 200, -ENOENT on 404, -EACCES on 401/403, else -EIO/-ETIMEDOUT. */
-static int get(struct nodeslo *s, const char *path, struct body *b, char *why)
-{
-	char url[600], errbuf[CURL_ERROR_SIZE] = "", auth[TOKEN_MAX + 32];
-	struct curl_slist *hdrs = NULL, *tmp;
-	long code = 0;
-	CURLcode rc;
-	int err;
-
-	snprintf(url, sizeof(url), "%s%s", s->base, path);
-	err = token_header(s->o.token_path, auth, sizeof(auth), why);
 	if (err)
-		return err;
-	hdrs = curl_slist_append(NULL, "Accept: application/json");
-	tmp = hdrs ? curl_slist_append(hdrs, auth) : NULL;
-	if (!tmp) {
-		err = -ENOMEM;
-		snprintf(why, WHY_LEN, "out of memory");
-		goto out;
-	}
-	err = setopts(s, url, b, hdrs, errbuf);
-	if (err) {
-		snprintf(why, WHY_LEN, "libcurl rejected an option");
-		goto out;
-	}
-	rc = curl_easy_perform(s->curl);
-	if (rc != CURLE_OK) {
-		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-		snprintf(why, WHY_LEN, "%.80s: %.160s", path,
-			 errbuf[0] ? errbuf : curl_easy_strerror(rc));
-		goto out;
-	}
-	curl_easy_getinfo(s->curl, CURLINFO_RESPONSE_CODE, &code);
-	err = code == 200		   ? 0 :
-	      code == 404		   ? -ENOENT :
-	      (code == 401 || code == 403) ? -EACCES :
-					     -EIO;
-	if (err)
-		snprintf(why, WHY_LEN, "%s: http status %ld", path, code);
-out:
-	for (tmp = hdrs; tmp; tmp = tmp->next)
-		explicit_bzero(tmp->data, strlen(tmp->data));
-	curl_slist_free_all(hdrs);
-	explicit_bzero(auth, sizeof(auth));
+		snprintf(why, WHY_LEN, "%s", r->err);
 	return err;
 }
 
@@ -464,12 +331,12 @@ static void note_failure(struct nodeslo *s, int err, const char *why)
 static bool fetch_node(struct nodeslo *s, char *why)
 {
 	char path[NODESLO_NAME_MAX + 32];
-	struct body b = { 0 };
+	struct kube_resp r;
 	struct nodeslo_node n;
 	bool changed = false;
 
 	snprintf(path, sizeof(path), NODE_PATH "%s", s->o.node_name);
-	if (!get(s, path, &b, why) && !nodeslo_node_parse(b.buf, b.len, &n, why, WHY_LEN)) {
+	if (!get(s, path, &r, why) && !nodeslo_node_parse(r.body, r.len, &n, why, WHY_LEN)) {
 		changed = !s->has_node || memcmp(&n, &s->node, sizeof(n));
 		s->node = n;
 		s->has_node = true;
@@ -477,14 +344,14 @@ static bool fetch_node(struct nodeslo *s, char *why)
 		log_dbg("node object not read, its annotations keep their last values",
 			"node=%s reason=\"%s\"", s->o.node_name, why);
 	}
-	free(b.buf);
+	free(r.body);
 	return changed;
 }
 
 int nodeslo__poll(struct nodeslo *s, uint64_t now_ns)
 {
 	char path[NODESLO_NAME_MAX + 64], why[WHY_LEN] = "";
-	struct body b = { 0 };
+	struct kube_resp r;
 	char *spec = NULL;
 	bool changed;
 	int err;
@@ -493,10 +360,10 @@ int nodeslo__poll(struct nodeslo *s, uint64_t now_ns)
 		return 0;
 	s->next_ns = now_ns + (uint64_t)s->o.interval_ms * NS_PER_MS;
 	snprintf(path, sizeof(path), NODESLO_PATH "%s", s->o.node_name);
-	err = get(s, path, &b, why);
+	err = get(s, path, &r, why);
 	if (!err)
-		err = nodeslo_parse(b.buf, b.len, s->o.node_name, &spec, why, sizeof(why));
-	free(b.buf);
+		err = nodeslo_parse(r.body, r.len, s->o.node_name, &spec, why, sizeof(why));
+	free(r.body);
 	if (err) {
 		note_failure(s, err, why);
 		return 0;
@@ -529,18 +396,6 @@ static int node_name_default(char *buf, size_t size)
 	return *buf ? 0 : -EINVAL;
 }
 
-static int base_default(char *buf, size_t size)
-{
-	const char *host = getenv("KUBERNETES_SERVICE_HOST"),
-		   *port = getenv("KUBERNETES_SERVICE_PORT");
-
-	if (!host || !*host || !port || !*port)
-		return -EINVAL;
-	/* an IPv6 service address needs brackets in a URL */
-	snprintf(buf, size, strchr(host, ':') ? "https://[%s]:%s" : "https://%s:%s", host, port);
-	return 0;
-}
-
 int nodeslo__new(const struct nodeslo_opts *o, struct nodeslo **ret)
 {
 	struct nodeslo *s = calloc(1, sizeof(*s));
@@ -557,7 +412,7 @@ int nodeslo__new(const struct nodeslo_opts *o, struct nodeslo **ret)
 	if (*s->o.url)
 		snprintf(s->base, sizeof(s->base), "%.*s", (int)strcspn(s->o.url, "?#"), s->o.url);
 	else
-		err = base_default(s->base, sizeof(s->base));
+		err = kube_in_cluster_url(s->base, sizeof(s->base)) ? -EINVAL : 0;
 	if (err) {
 		log_err("NodeSLO source: no API server (nodeSLO.apiserver.url or "
 			"KUBERNETES_SERVICE_HOST/PORT)",
@@ -567,16 +422,14 @@ int nodeslo__new(const struct nodeslo_opts *o, struct nodeslo **ret)
 	/* "https://h:p/" and "https://h:p" name the same server */
 	if (s->base[0] && s->base[strlen(s->base) - 1] == '/')
 		s->base[strlen(s->base) - 1] = '\0';
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -ENOMEM;
+	err = kube_client__new(&(struct kube_client_opts){ .base_url = s->base,
+							   .token_path = s->o.token_path,
+							   .ca_path = s->o.ca_path,
+							   .insecure_skip_verify = s->o.insecure,
+							   .max_body_bytes = BODY_MAX },
+			       &s->kube);
+	if (err)
 		goto fail;
-	}
-	s->curl = curl_easy_init();
-	if (!s->curl) {
-		curl_global_cleanup();
-		err = -ENOMEM;
-		goto fail;
-	}
 	log_info("NodeSLO source", "kind=apiserver url=%s node=%s interval_ms=%u", s->base,
 		 s->o.node_name, s->o.interval_ms);
 	*ret = s;
@@ -590,10 +443,7 @@ void nodeslo__free(struct nodeslo *s)
 {
 	if (!s)
 		return;
-	if (s->curl) {
-		curl_easy_cleanup(s->curl);
-		curl_global_cleanup();
-	}
+	kube_client__free(s->kube);
 	free(s->spec);
 	free(s);
 }

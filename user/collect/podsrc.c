@@ -11,14 +11,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <curl/curl.h>
-
+#include "kube_client.h"
 #include "log.h"
 #include "pod.h"
 #include "podsrc.h"
 
 #define NS_PER_MS	   1000000ULL
-#define TOKEN_MAX_BYTES	   16384
 #define WHY_LEN		   256
 #define STATIC_NAME_MAX	   63
 #define STATIC_NAMESPACE   "bare-metal"
@@ -37,11 +35,8 @@ enum src_state {
 
 struct kubelet {
 	char *url;
-	char *token_path;
-	char *ca_path;
-	bool insecure;
 	uint32_t timeout_ms;
-	CURL *curl;
+	struct kube_client *kube;
 };
 
 /* What identifies one version of a file without reading it. */
@@ -209,200 +204,26 @@ static int adopt_body(struct podsrc *src, const char *buf, size_t len, char *why
 
 /* ---- kubelet -------------------------------------------------------------------------------- */
 
-struct body {
-	char *buf;
-	size_t len;
-	size_t cap;
-	uint64_t max; /* bytes; past it the transfer stops and is_too_big is set */
-	bool is_too_big;
-};
-
 static void too_big_why(const struct podsrc *src, char *why)
 {
 	snprintf(why, WHY_LEN, "pod list larger than %llu bytes (pods.maxBytes)",
 		 (unsigned long long)src->max_bytes);
 }
 
-static size_t body_write(char *data, size_t size, size_t nmemb, void *arg)
-{
-	struct body *b = arg;
-	size_t n = size * nmemb;
-
-	if (n > b->max - b->len) {
-		b->is_too_big = true;
-		return 0; /* libcurl turns this into CURLE_WRITE_ERROR */
-	}
-	if (b->len + n + 1 > b->cap) {
-		size_t cap = b->cap ? b->cap : 65536;
-		char *p;
-
-		while (cap < b->len + n + 1)
-			cap *= 2;
-		p = realloc(b->buf, cap);
-		if (!p)
-			return 0;
-		b->buf = p;
-		b->cap = cap;
-	}
-	memcpy(b->buf + b->len, data, n);
-	b->len += n;
-	b->buf[b->len] = '\0';
-	return n;
-}
-
-/*
- * Projected service-account tokens rotate (about hourly): read the file on every poll.
- * Returns the header line in *ret (caller frees, after wiping it).
- */
-static int read_token_header(const char *path, char **ret, char *why)
-{
-	char buf[TOKEN_MAX_BYTES + 1], *hdr = NULL;
-	ssize_t n;
-	size_t len;
-	int fd, err = 0;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		err = -errno;
-		snprintf(why, WHY_LEN, "token %s: %s", path, strerror(-err));
-		return err;
-	}
-	n = read(fd, buf, sizeof(buf));
-	if (n < 0)
-		err = -errno;
-	close(fd);
-	if (err) {
-		snprintf(why, WHY_LEN, "token %s: %s", path, strerror(-err));
-		return err;
-	}
-	len = (size_t)n;
-	while (len && (buf[len - 1] == '\n' || buf[len - 1] == '\r' || buf[len - 1] == ' '))
-		len--;
-	buf[len] = '\0';
-	/* A header must not carry CR/LF or controls: a token is printable ASCII or rejected. */
-	for (size_t i = 0; i < len; i++) {
-		if (buf[i] < 0x21 || buf[i] > 0x7e) {
-			err = -EINVAL;
-			break;
-		}
-	}
-	if (!len || n > TOKEN_MAX_BYTES || err) {
-		err = -EINVAL;
-		snprintf(why, WHY_LEN, "token %s: empty, too long or not printable", path);
-		goto out;
-	}
-	if (asprintf(&hdr, "Authorization: Bearer %s", buf) < 0) {
-		err = -ENOMEM;
-		snprintf(why, WHY_LEN, "out of memory");
-		goto out;
-	}
-	*ret = hdr;
-out:
-	explicit_bzero(buf, sizeof(buf));
-	return err;
-}
-
-static void wipe_free(char *s)
-{
-	if (s)
-		explicit_bzero(s, strlen(s));
-	free(s);
-}
-
-static int kubelet_setopts(struct podsrc *src, struct body *b, struct curl_slist *hdrs,
-			   char *errbuf)
-{
-	struct kubelet *k = &src->k;
-	CURL *c = k->curl;
-	CURLcode rc = CURLE_OK;
-
-	curl_easy_reset(c);
-#define SET(opt, val)                                       \
-	do {                                                \
-		if (rc == CURLE_OK)                         \
-			rc = curl_easy_setopt(c, opt, val); \
-	} while (0)
-	SET(CURLOPT_URL, k->url);
-	SET(CURLOPT_PROTOCOLS_STR, "http,https");
-	/* the kubelet is on this node: an https_proxy inherited from the pod env must not apply */
-	SET(CURLOPT_PROXY, "");
-	SET(CURLOPT_NOSIGNAL, 1L);
-	SET(CURLOPT_TIMEOUT_MS, (long)k->timeout_ms);
-	SET(CURLOPT_CONNECTTIMEOUT_MS, (long)k->timeout_ms);
-	SET(CURLOPT_FOLLOWLOCATION, 0L);
-	SET(CURLOPT_ACCEPT_ENCODING, "");
-	/* a Content-Length past the bound fails before the body: CURLE_FILESIZE_EXCEEDED */
-	SET(CURLOPT_MAXFILESIZE_LARGE, (curl_off_t)b->max);
-	SET(CURLOPT_WRITEFUNCTION, body_write);
-	SET(CURLOPT_WRITEDATA, b);
-	SET(CURLOPT_ERRORBUFFER, errbuf);
-	SET(CURLOPT_HTTPHEADER, hdrs);
-	SET(CURLOPT_SSL_VERIFYPEER, k->insecure ? 0L : 1L);
-	SET(CURLOPT_SSL_VERIFYHOST, k->insecure ? 0L : 2L);
-	if (k->ca_path)
-		SET(CURLOPT_CAINFO, k->ca_path);
-#undef SET
-	return rc == CURLE_OK ? 0 : -EINVAL;
-}
-
 static int kubelet_fetch(struct podsrc *src, char *why)
 {
-	struct kubelet *k = &src->k;
-	char errbuf[CURL_ERROR_SIZE] = "", *auth = NULL;
-	struct curl_slist *hdrs = NULL, *tmp;
-	struct body b = { .max = src->max_bytes };
-	long code = 0;
-	CURLcode rc;
+	struct kube_resp r;
 	int err;
 
-	if (k->token_path) {
-		err = read_token_header(k->token_path, &auth, why);
-		if (err)
-			return err;
-	}
-	hdrs = curl_slist_append(NULL, "Accept: application/json");
-	if (hdrs && auth) {
-		tmp = curl_slist_append(hdrs, auth);
-		if (!tmp) {
-			curl_slist_free_all(hdrs);
-			hdrs = NULL;
-		}
-	}
-	if (!hdrs) {
-		err = -ENOMEM;
-		snprintf(why, WHY_LEN, "out of memory");
-		goto out;
-	}
-	err = kubelet_setopts(src, &b, hdrs, errbuf);
-	if (err) {
-		snprintf(why, WHY_LEN, "libcurl rejected an option");
-		goto out;
-	}
-	rc = curl_easy_perform(k->curl);
-	if (rc == CURLE_FILESIZE_EXCEEDED || b.is_too_big) {
-		err = -EFBIG;
+	/* the whole URL is the client's base */
+	err = kube_client__get(src->k.kube, "", src->k.timeout_ms, &r);
+	if (err == -EFBIG)
 		too_big_why(src, why);
-		goto out;
-	}
-	if (rc != CURLE_OK) {
-		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-		snprintf(why, WHY_LEN, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
-		goto out;
-	}
-	curl_easy_getinfo(k->curl, CURLINFO_RESPONSE_CODE, &code);
-	if (code != 200) {
-		err = (code == 401 || code == 403) ? -EACCES : -EIO;
-		snprintf(why, WHY_LEN, "http status %ld", code);
-		goto out;
-	}
-	err = adopt_body(src, b.buf ? b.buf : "", b.len, why);
-out:
-	/* the slist holds its own copy of the header: wipe both */
-	for (tmp = hdrs; tmp; tmp = tmp->next)
-		explicit_bzero(tmp->data, strlen(tmp->data));
-	curl_slist_free_all(hdrs);
-	wipe_free(auth);
-	free(b.buf);
+	else if (err)
+		snprintf(why, WHY_LEN, "%s", r.err);
+	else
+		err = adopt_body(src, r.body ? r.body : "", r.len, why);
+	free(r.body);
 	return err;
 }
 
@@ -414,35 +235,45 @@ static bool sig_equal(const struct file_sig *a, const struct file_sig *b)
 	       a->mtime.tv_sec == b->mtime.tv_sec && a->mtime.tv_nsec == b->mtime.tv_nsec;
 }
 
+/* The whole file, NUL-terminated; past @max bytes -EFBIG. */
 static int read_all(const char *path, uint64_t max, char **ret_buf, size_t *ret_len)
 {
-	struct body b = { .max = max };
-	char chunk[65536];
+	size_t len = 0, cap = 0, want;
+	char *buf = NULL, *p;
 	ssize_t n;
 	int fd, err = 0;
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
-	while ((n = read(fd, chunk, sizeof(chunk))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
+	do {
+		if (len + 1 >= cap) {
+			cap = cap ? cap * 2 : 65536;
+			p = realloc(buf, cap);
+			if (!p) {
+				err = -ENOMEM;
+				break;
+			}
+			buf = p;
+		}
+		/* one byte past the bound tells a file of max bytes from a longer one */
+		want = cap - 1 - len < max + 1 - len ? cap - 1 - len : max + 1 - len;
+		n = read(fd, buf + len, want);
+		if (n < 0 && errno != EINTR)
 			err = -errno;
-			break;
-		}
-		if (body_write(chunk, 1, (size_t)n, &b) != (size_t)n) {
+		else if (n > 0)
+			len += (size_t)n;
+		if (len > max)
 			err = -EFBIG;
-			break;
-		}
-	}
+	} while (!err && n);
 	close(fd);
 	if (err) {
-		free(b.buf);
+		free(buf);
 		return err;
 	}
-	*ret_buf = b.buf;
-	*ret_len = b.len;
+	buf[len] = '\0';
+	*ret_buf = buf;
+	*ret_len = len;
 	return 0;
 }
 
@@ -784,9 +615,6 @@ int podsrc_kubelet__new(const struct podsrc_kubelet_opts *opts, struct podsrc **
 		return -ENOMEM;
 	src->max_backoff_ms = opts->max_backoff_ms ? opts->max_backoff_ms : DEFAULT_BACKOFF_MS;
 	src->k.url = dup_opt(opts->url ? opts->url : DEFAULT_KUBELET, &oom);
-	src->k.token_path = dup_opt(opts->token_path, &oom);
-	src->k.ca_path = dup_opt(opts->ca_path, &oom);
-	src->k.insecure = opts->insecure_skip_verify;
 	src->k.timeout_ms = opts->timeout_ms ? opts->timeout_ms : DEFAULT_TIMEOUT_MS;
 	src->max_bytes = opts->max_bytes ? opts->max_bytes : PODSRC_MAX_BYTES;
 	src->max_pods = opts->max_pods ? opts->max_pods : PODSRC_MAX_PODS;
@@ -800,17 +628,18 @@ int podsrc_kubelet__new(const struct podsrc_kubelet_opts *opts, struct podsrc **
 		err = -EINVAL;
 		goto err_free;
 	}
-	/* libcurl counts init/cleanup pairs; each source holds one */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
-		err = -ENOMEM;
+	/* the kubelet is on this node: an https_proxy inherited from the pod env must not apply */
+	err = kube_client__new(&(struct kube_client_opts){ .base_url = src->k.url,
+							   .token_path = opts->token_path,
+							   .ca_path = opts->ca_path,
+							   .insecure_skip_verify =
+								   opts->insecure_skip_verify,
+							   .no_proxy = true,
+							   .accept_encoding = true,
+							   .max_body_bytes = src->max_bytes },
+			       &src->k.kube);
+	if (err)
 		goto err_free;
-	}
-	src->k.curl = curl_easy_init();
-	if (!src->k.curl) {
-		curl_global_cleanup();
-		err = -ENOMEM;
-		goto err_free;
-	}
 	*ret_src = src;
 	return 0;
 err_free:
@@ -886,12 +715,7 @@ void podsrc__free(struct podsrc *src)
 		return;
 	pod_list__put(src->list);
 	free(src->k.url);
-	free(src->k.token_path);
-	free(src->k.ca_path);
-	if (src->k.curl) {
-		curl_easy_cleanup(src->k.curl);
-		curl_global_cleanup();
-	}
+	kube_client__free(src->k.kube);
 	free(src->f.path);
 	for (size_t i = 0; i < src->g.nr_groups; i++) {
 		free((char *)src->g.groups[i].name);
