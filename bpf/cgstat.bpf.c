@@ -48,12 +48,13 @@ volatile __u32 fork_events = 0;
  * Counter slots: the first cfg_slots cgroups that run are charged in a plain array that user
  * space maps (BPF_F_MMAPABLE) and reads without a system call. A batch read of the per-CPU
  * hash below cost 0.5 us per cgroup with a loaded CPU, the largest part of a 100 ms tick at
- * 1000 pods. Row (cpu, slot) is at cpu * cfg_slots + slot, so each CPU writes its own run of
- * rows. Slots come from the free_slots stack (user space fills it and gives back the slots of
+ * 1000 pods. Row (slot, cpu) is at slot * cfg_ncpus + cpu, a cache-line-padded kqos_cg_row, so
+ * that user space maps only the prefix of slots in use. Slots come from the free_slots stack (user space fills it and gives back the slots of
  * reaped cgroups); slot_owner[slot] names the cgroup, 0 while free. Once no slot is free,
  * cgroups go to cg_stats as before.
  */
 const volatile __u32 cfg_slots = 0;
+const volatile __u32 cfg_ncpus = 1; /* possible CPUs: the rows per slot */
 /* cleared when a pop found free_slots empty, set again by user space when it frees one */
 volatile __u32 slots_free_hint = 1;
 
@@ -62,7 +63,7 @@ struct {
 	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, 1);
 	__type(key, __u32);
-	__type(value, struct kqos_cg_stats);
+	__type(value, struct kqos_cg_row);
 } cg_ctr SEC(".maps");
 
 struct {
@@ -187,12 +188,14 @@ static __always_inline __u64 task_cgroup_id(struct task_struct *t)
 static __always_inline struct kqos_cg_stats *slot_row(__u64 cgid)
 {
 	__u32 *slot = bpf_map_lookup_elem(&cg_slot, &cgid);
+	struct kqos_cg_row *r;
 	__u32 row;
 
 	if (!slot)
 		return NULL;
-	row = bpf_get_smp_processor_id() * cfg_slots + *slot;
-	return bpf_map_lookup_elem(&cg_ctr, &row);
+	row = *slot * cfg_ncpus + bpf_get_smp_processor_id();
+	r = bpf_map_lookup_elem(&cg_ctr, &row);
+	return r ? &r->s : NULL;
 }
 
 /* Give @cgid a free slot; NULL when none is left (or cg_slot is full). */

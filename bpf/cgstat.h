@@ -29,6 +29,16 @@ struct kqos_cg_stats {
 _Static_assert(sizeof(struct kqos_cg_stats) == (5 + 3 * KQOS_PMU_MAX) * 8, "cg_stats layout");
 
 /*
+ * Value of the mmap'ed ARRAY `cg_ctr`: one CPU's counters of one slotted cgroup, at row
+ * slot * ncpus + cpu. Padded to whole cache lines so that no two CPUs write one line.
+ */
+struct kqos_cg_row {
+	struct kqos_cg_stats s;
+	__u8 pad[192 - sizeof(struct kqos_cg_stats)];
+} __attribute__((aligned(64)));
+_Static_assert(sizeof(struct kqos_cg_row) == 192, "cg_ctr layout");
+
+/*
  * Value of the PERCPU_HASH `cg_hist`, same keys: the cgroup's wait histogram (hist.h), read
  * where a quantile is needed (watched LS cgroups every tick, the rest on a slower cadence).
  * u32 slots wrap; deltas are safe.

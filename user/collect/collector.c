@@ -253,6 +253,7 @@ static int size_maps(struct collector *c)
 	int err;
 
 	k->rodata->cfg_slots = c->nslots;
+	k->rodata->cfg_ncpus = (__u32)c->ncpus;
 	err = bpf_map__set_max_entries(k->maps.cg_ctr, n * (__u32)c->ncpus);
 	err = err ?: bpf_map__set_max_entries(k->maps.slot_owner, n);
 	err = err ?: bpf_map__set_max_entries(k->maps.cg_slot, n);
@@ -401,14 +402,16 @@ size_t collector__capacity(const struct collector *c)
 	return c->capacity;
 }
 
-/* @v: CPU 0's copy, the next CPU's @stride entries further on. */
-static void sum_cpus(const struct collector *c, const struct kqos_cg_stats *v, size_t stride,
-		     __u64 cgid, struct cg_totals *t)
+/* @p: CPU 0's copy, the next CPU's @stride bytes further on. */
+static void sum_cpus(const struct collector *c, const void *p, size_t stride, __u64 cgid,
+		     struct cg_totals *t)
 {
 	memset(t, 0, offsetof(struct cg_totals, rq_hist));
 	t->cgid = cgid;
 	t->no_hist = true;
-	for (int cpu = 0; cpu < c->ncpus; cpu++, v += stride) {
+	for (int cpu = 0; cpu < c->ncpus; cpu++, p = (const char *)p + stride) {
+		const struct kqos_cg_stats *v = p;
+
 		t->oncpu_ns += v->oncpu_ns;
 		t->nr_switch_in += v->nr_switch_in;
 		t->rq_wait_ns += v->rq_wait_ns;
@@ -456,24 +459,38 @@ static size_t merge_dups(struct cg_totals *buf, size_t n)
 	return w;
 }
 
+/* The slots claimed, lowest first (free_slots hands them out so): one past the highest. */
+static __u32 slots_upto(const volatile __u64 *owner, __u32 nslots)
+{
+	__u32 upto = nslots;
+
+	while (upto && !owner[upto - 1])
+		upto--;
+	return upto;
+}
+
 /* The slotted cgroups, straight from the mapped rows. */
-static size_t read_slots(struct collector *c, struct cg_totals *buf, size_t cap)
+static int read_slots(struct collector *c, struct cg_totals *buf, size_t cap)
 {
 	const volatile __u64 *owner;
-	const struct kqos_cg_stats *rows;
+	const struct kqos_cg_row *rows;
+	__u32 upto;
 	size_t n = 0;
 
 	if (!c->slots)
 		return 0;
 	owner = ctrslots__owners(c->slots);
-	rows = ctrslots__rows(c->slots);
-	for (__u32 i = 0; i < c->nslots && n < cap; i++) {
+	upto = slots_upto(owner, c->nslots);
+	rows = ctrslots__rows(c->slots, upto);
+	if (!rows)
+		return -errno;
+	for (__u32 i = 0; i < upto && n < cap; i++) {
 		__u64 cgid = owner[i];
 
 		if (cgid)
-			sum_cpus(c, rows + i, c->nslots, cgid, &buf[n++]);
+			sum_cpus(c, &rows[(size_t)i * c->ncpus].s, sizeof(*rows), cgid, &buf[n++]);
 	}
-	return n;
+	return (int)n;
 }
 
 static int cmp_key(const void *a, const void *b)
@@ -631,10 +648,15 @@ static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_
 int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_stats);
-	size_t nslotted = read_slots(c, buf, cap), n = nslotted;
+	int nslotted = read_slots(c, buf, cap);
 	__u64 in_batch, out_batch;
 	void *in = NULL;
 	int err = 0;
+	size_t n;
+
+	if (nslotted < 0)
+		return nslotted;
+	n = (size_t)nslotted;
 
 	while (!err) {
 		__u32 count = BATCH;
@@ -644,14 +666,15 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 			return -errno;
 		/* ENOENT marks the last batch, which may still carry entries. */
 		for (__u32 i = 0; i < count && n < cap; i++)
-			sum_cpus(c, c->vals + (size_t)i * c->ncpus, 1, c->keys[i], &buf[n++]);
+			sum_cpus(c, c->vals + (size_t)i * c->ncpus, sizeof(*c->vals), c->keys[i],
+				 &buf[n++]);
 		in_batch = out_batch;
 		in = &in_batch;
 	}
 	err = sort_totals(c, buf, n);
 	if (err)
 		return err;
-	if (nslotted && n > nslotted)
+	if (nslotted && n > (size_t)nslotted)
 		n = merge_dups(buf, n);
 	if (!all_hists) {
 		if (c->ev)

@@ -9,11 +9,15 @@
 
 #include "ctrslots.h"
 
+/* The rows are mapped in steps of this many slots: few remaps while cgroups come. */
+#define MAP_STEP 256
+
 struct ctrslots {
 	struct ctrslots_maps m;
-	struct kqos_cg_stats *rows;
+	struct kqos_cg_row *rows;
 	volatile __u64 *owners;
 	size_t rows_len, owners_len;
+	__u32 mapped; /* slots whose rows are mapped */
 };
 
 __u32 ctrslots_auto(__u32 capacity, int ncpus)
@@ -22,7 +26,7 @@ __u32 ctrslots_auto(__u32 capacity, int ncpus)
 
 	if (ncpus <= 0)
 		return 0;
-	fit = CTRSLOTS_AUTO_BYTES / ((size_t)ncpus * sizeof(struct kqos_cg_stats));
+	fit = CTRSLOTS_AUTO_BYTES / ((size_t)ncpus * sizeof(struct kqos_cg_row));
 	return fit < capacity ? (__u32)fit : capacity;
 }
 
@@ -62,11 +66,9 @@ int ctrslots__new(const struct ctrslots_maps *m, struct ctrslots **ret)
 	if (!s)
 		return -ENOMEM;
 	s->m = *m;
-	s->rows_len = map_len(sizeof(*s->rows) * m->nslots * (size_t)m->ncpus);
 	s->owners_len = map_len(sizeof(*s->owners) * m->nslots);
-	s->rows = map_shared(m->ctr_fd, s->rows_len);
 	s->owners = map_shared(m->owner_fd, s->owners_len);
-	if (!s->rows || !s->owners) {
+	if (!s->owners) {
 		err = -errno;
 		goto err_free;
 	}
@@ -102,8 +104,42 @@ const volatile __u64 *ctrslots__owners(const struct ctrslots *s)
 	return s->owners;
 }
 
-const struct kqos_cg_stats *ctrslots__rows(const struct ctrslots *s)
+/* Map the rows of slots [0, @upto) and more, up to the next step; the old mapping goes. */
+static int map_rows(struct ctrslots *s, __u32 upto)
 {
+	__u32 want = (upto + MAP_STEP - 1) / MAP_STEP * MAP_STEP;
+	size_t len;
+	void *p;
+
+	if (want > s->m.nslots)
+		want = s->m.nslots;
+	len = map_len(sizeof(*s->rows) * want * (size_t)s->m.ncpus);
+	p = map_shared(s->m.ctr_fd, len);
+	if (!p)
+		return -errno;
+	if (s->rows)
+		munmap(s->rows, s->rows_len);
+	s->rows = p;
+	s->rows_len = len;
+	s->mapped = want;
+	return 0;
+}
+
+const struct kqos_cg_row *ctrslots__rows(struct ctrslots *s, __u32 upto)
+{
+	int err;
+
+	if (upto > s->m.nslots) {
+		errno = ERANGE;
+		return NULL;
+	}
+	if (upto > s->mapped) {
+		err = map_rows(s, upto);
+		if (err) {
+			errno = -err;
+			return NULL;
+		}
+	}
 	return s->rows;
 }
 
@@ -113,14 +149,15 @@ const struct kqos_cg_stats *ctrslots__rows(const struct ctrslots *s)
  */
 int ctrslots__release(struct ctrslots *s, __u64 cgid)
 {
+	struct kqos_cg_row *rows;
 	__u32 slot;
 
 	if (bpf_map_lookup_elem(s->m.slot_fd, &cgid, &slot))
 		return -errno;
-	if (slot >= s->m.nslots)
-		return -ERANGE;
-	for (int cpu = 0; cpu < s->m.ncpus; cpu++)
-		memset(&s->rows[(size_t)cpu * s->m.nslots + slot], 0, sizeof(*s->rows));
+	rows = (struct kqos_cg_row *)ctrslots__rows(s, slot + 1);
+	if (!rows)
+		return -errno;
+	memset(&rows[(size_t)slot * s->m.ncpus], 0, sizeof(*rows) * s->m.ncpus);
 	s->owners[slot] = 0;
 	if (bpf_map_delete_elem(s->m.slot_fd, &cgid) && errno != ENOENT)
 		return -errno;

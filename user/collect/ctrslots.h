@@ -10,7 +10,8 @@
 /*
  * The counter slots of bpf/cgstat.bpf.c, mapped into user space: a tick reads the counters of
  * the cgroups that hold a slot from memory, without a system call. The collector owns one.
- * Row (cpu, slot) is rows[cpu * nslots + slot]; owners[slot] is the cgroup's id, 0 when free.
+ * Slot i's rows are rows[i * ncpus + cpu]; owners[i] is the cgroup's id, 0 when free. Only the
+ * prefix of rows up to the highest slot in use is mapped (mapped pages count as RSS).
  */
 struct ctrslots;
 
@@ -32,9 +33,10 @@ int ctrslots__new(const struct ctrslots_maps *m, struct ctrslots **ret);
 void ctrslots__free(struct ctrslots *s);
 
 __u32 ctrslots__nslots(const struct ctrslots *s);
-/* The owners (nslots entries) and the rows; both live, written by BPF meanwhile. */
+/* The owners (nslots entries), live: BPF writes them as cgroups claim slots. */
 const volatile __u64 *ctrslots__owners(const struct ctrslots *s);
-const struct kqos_cg_stats *ctrslots__rows(const struct ctrslots *s);
+/* The rows of slots [0, @upto), mapped on demand; NULL (-errno in errno) if it cannot be. */
+const struct kqos_cg_row *ctrslots__rows(struct ctrslots *s, __u32 upto);
 
 /*
  * Give back the slot of @cgid, whose cgroup is gone: its rows are zeroed before another cgroup
