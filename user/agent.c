@@ -638,6 +638,7 @@ static void gather(struct agent *a, __u64 now, size_t n, struct snapbuild_input 
 					.pmu_n = collector__pmu_count(a->col),
 					.dropped = collector__dropped(a->col) };
 	collector__event_stats(a->col, &in->events);
+	collector__counter_src(a->col, &in->counters);
 	in->pmu = in->pmu_n ? collector__pmu_event(a->col, 0) : NULL;
 	host__poll_pods(a->host, now);
 	host__read(a->host, now, in, a->deltas, nd);

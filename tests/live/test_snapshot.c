@@ -151,7 +151,7 @@ static double cores(json_t *o)
 Test(snapshot_live, pod_from_a_podlist_file_has_class_cgroup_and_cpu, .init = setup,
      .fini = teardown, .timeout = 30)
 {
-	json_t *root, *pod, *ctr;
+	json_t *root, *pod, *ctr, *counters;
 	const char *cg;
 
 	write_pods();
@@ -176,6 +176,11 @@ Test(snapshot_live, pod_from_a_podlist_file_has_class_cgroup_and_cpu, .init = se
 	cr_expect_str_eq(json_string_value(json_object_get(ctr, "name")), "web");
 	cr_expect_not_null(json_object_get(ctr, "cgroup"));
 	cr_expect_float_eq(cores(ctr), cores(pod), 0.02, "all pod CPU is the container's");
+	/* the default counter slots hold this host's few running cgroups: none in the hash */
+	counters = json_object_get(root, "counters");
+	cr_expect_gt(json_integer_value(json_object_get(counters, "slots")), 0);
+	cr_expect_gt(json_integer_value(json_object_get(counters, "slotted")), 1);
+	cr_expect_eq(json_integer_value(json_object_get(counters, "hashed")), 0);
 	json_decref(root);
 }
 

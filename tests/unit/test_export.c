@@ -356,6 +356,9 @@ Test(export_prom, values_units_and_labels)
 	cr_assert_not_null(strstr(text, "kqos_enforce_actions_total{strategy=\"cpu_suppress\","
 					"knob=\"cfs_quota\",result=\"error\"} 2\n"));
 	cr_assert_not_null(strstr(text, "kqos_write_errors_total 2\n"));
+	cr_assert_not_null(strstr(text, "kqos_collector_slots 682\n"));
+	cr_assert_not_null(strstr(text, "kqos_collector_cgroups{source=\"slot\"} 682\n"));
+	cr_assert_not_null(strstr(text, "kqos_collector_cgroups{source=\"hash\"} 40\n"));
 	cr_assert_not_null(strstr(text, "kqos_textfile_write_errors_total 3\n"));
 	cr_assert_not_null(strstr(text, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
 	/* the library may be built at another commit than this test: only the shape */

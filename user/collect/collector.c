@@ -33,6 +33,7 @@ struct collector {
 	struct kevents *ev;
 	struct ctrslots *slots; /* NULL: every cgroup in cg_stats */
 	__u32 nslots;
+	__u32 last_slotted, last_hashed; /* the last read's cgroups from each */
 	int ncpus;
 	size_t capacity;
 	__u64 *keys;
@@ -674,6 +675,8 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 	err = sort_totals(c, buf, n);
 	if (err)
 		return err;
+	c->last_slotted = (__u32)nslotted;
+	c->last_hashed = (__u32)(n - (size_t)nslotted);
 	if (nslotted && n > (size_t)nslotted)
 		n = merge_dups(buf, n);
 	if (!all_hists) {
@@ -683,6 +686,13 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 	}
 	err = read_all_hists(c, buf, n);
 	return err ? err : (int)n;
+}
+
+void collector__counter_src(const struct collector *c, struct snap_counter_src *ret)
+{
+	*ret = (struct snap_counter_src){ .slots = c->nslots,
+					  .slotted = c->last_slotted,
+					  .hashed = c->last_hashed };
 }
 
 int collector__slot_of(const struct collector *c, __u64 cgid)

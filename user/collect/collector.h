@@ -52,6 +52,9 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 /* Drop the entry (and slot) of a cgroup that no longer exists. -ENOENT if there was none. */
 int collector__forget(struct collector *c, __u64 cgid);
 
+/* Where the last collector__read() found its cgroups. */
+void collector__counter_src(const struct collector *c, struct snap_counter_src *ret);
+
 /* Where @cgid's counters are read from: its slot, or -ENOENT when it has none (cg_stats). */
 int collector__slot_of(const struct collector *c, __u64 cgid);
 

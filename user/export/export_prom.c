@@ -863,6 +863,13 @@ static void health_families(struct render *r, const struct prom_health *h)
 	family(r->f, "kqos_dropped_switches_total", "counter",
 	       "Context switches the eBPF collector could not account (map full).");
 	sample_u64(r->f, "kqos_dropped_switches_total", NULL, NULL, s->dropped_switches);
+	family(r->f, "kqos_collector_slots", "gauge",
+	       "Counter slots: cgroups the collector reads from mapped memory, not the BPF hash.");
+	sample_u64(r->f, "kqos_collector_slots", NULL, NULL, s->counters.slots);
+	family(r->f, "kqos_collector_cgroups", "gauge",
+	       "Cgroups read this tick, by where their counters live (slot or hash).");
+	sample_u64(r->f, "kqos_collector_cgroups", "source=\"slot\"", NULL, s->counters.slotted);
+	sample_u64(r->f, "kqos_collector_cgroups", "source=\"hash\"", NULL, s->counters.hashed);
 }
 
 static void stage_family(struct render *r, const struct agent_stages *st)

@@ -496,6 +496,7 @@ static void fill_meta(struct snapbuild *sb, struct snapbuild_input *in, struct s
 	snprintf(s->pod_source, sizeof(s->pod_source), "%s", sb->pod_source);
 	s->pods_stale = in->pods_stale;
 	s->dropped_switches = in->dropped;
+	s->counters = in->counters;
 	s->events = in->events;
 	s->pmu_n = in->pmu_n < KQOS_PMU_MAX ? in->pmu_n : KQOS_PMU_MAX;
 	for (int i = 0; i < s->pmu_n; i++)

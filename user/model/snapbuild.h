@@ -76,6 +76,7 @@ struct snapbuild_input {
 	const struct pmu_event_cfg *pmu;
 	int pmu_n;
 	unsigned long long dropped;
+	struct snap_counter_src counters;
 	struct snap_events events;
 	bool rdt_enabled;
 	struct snap_rdt_group *rdt; /* malloc'd; owned by the snapshot once built */

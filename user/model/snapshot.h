@@ -248,6 +248,13 @@ struct snap_enforce {
 };
 
 /* The kernel's event path: ring buffer figures since start. */
+/* Where the collector read the cgroups' counters from this tick (docs/collector.md). */
+struct snap_counter_src {
+	__u32 slots; /* counter slots in the mapped array (collector.counterSlots) */
+	__u32 slotted; /* cgroups read from a slot */
+	__u32 hashed; /* cgroups read from the per-CPU hash: past the slots */
+};
+
 struct snap_events {
 	__u64 emitted; /* records submitted */
 	__u64 dropped; /* lost to a full ring buffer */
@@ -287,6 +294,7 @@ struct snapshot {
 	int pmu_n;
 	struct pmu_event_cfg pmu[KQOS_PMU_MAX];
 	unsigned long long dropped_switches;
+	struct snap_counter_src counters;
 	struct snap_events events;
 
 	bool rdt_enabled; /* resctrl mounted and usable */
