@@ -262,3 +262,30 @@ Test(snapbuild, a_tick_without_histograms_keeps_the_last_quantiles_of_pods_and_o
 	snapshot__put(s1);
 	snapshot__put(s2);
 }
+
+/* A pod's quantiles come from its own cgroup's histogram and its containers', summed. */
+Test(snapbuild, a_pods_quantiles_sum_its_own_and_its_containers_histograms)
+{
+	struct snapshot *s;
+
+	d[0].d.rq_wait_cnt = 100; /* the pod's own cgroup: slow waits */
+	d[0].d.rq_wait_ns = 100 * 1000000ULL;
+	d[0].d.rq_wait_max_ns = 1000000;
+	d[0].d.rq_hist[kqos_hist_slot(1000000)] = 100;
+	d[1].d.rq_wait_cnt = 300; /* its container: fast ones */
+	d[1].d.rq_wait_ns = 300 * 1000ULL;
+	d[1].d.rq_wait_max_ns = 1000000;
+	d[1].d.rq_hist[kqos_hist_slot(1000)] = 300;
+	s = snapbuild__build(sb, &in);
+	cr_assert_eq(s->pods[0].st.rq_waits, 400);
+	cr_expect_lt(s->pods[0].ctrs[0].st.rq_p99_ns, 2000, "the container saw only fast waits");
+	cr_expect_lt(s->pods[0].st.rq_p50_ns, 2000, "3 of 4 of the pod's waits were fast");
+	cr_expect_gt(s->pods[0].st.rq_p99_ns, 900000, "its slowest quarter was its own");
+	cr_expect_not(s->pods[0].st.rq_hist_stale);
+	snapshot__put(s);
+	/* the same again: the chains start empty each tick, nothing is counted twice */
+	s = snapbuild__build(sb, &in);
+	cr_expect_lt(s->pods[0].st.rq_p50_ns, 2000);
+	cr_expect_gt(s->pods[0].st.rq_p99_ns, 900000);
+	snapshot__put(s);
+}

@@ -161,29 +161,50 @@ void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
 		c->pmu[i] += d->pmu_count[i];
 }
 
+void hist_add(__u32 *dst, const __u32 *src)
+{
+	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+		dst[s] += src[s];
+}
+
 void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c)
 {
-	struct cg_totals *t = &a->i.d;
+	const struct cg_totals *t = &d->d;
 
 	a->any = true;
-	t->no_hist |= d->d.no_hist;
-	t->oncpu_ns += d->d.oncpu_ns;
-	t->nr_switch_in += d->d.nr_switch_in;
-	t->rq_wait_cnt += d->d.rq_wait_cnt;
-	t->rq_wait_ns += d->d.rq_wait_ns;
-	if (d->d.rq_wait_max_ns > t->rq_wait_max_ns)
-		t->rq_wait_max_ns = d->d.rq_wait_max_ns;
-	if (!d->d.no_hist)
-		a->hist_dirty = true;
-	for (int s = 0; !d->d.no_hist && s < KQOS_HIST_SLOTS; s++)
-		t->rq_hist[s] += d->d.rq_hist[s];
+	a->no_hist |= t->no_hist;
+	a->oncpu_ns += t->oncpu_ns;
+	a->nr_switch_in += t->nr_switch_in;
+	a->rq_wait_cnt += t->rq_wait_cnt;
+	a->rq_wait_ns += t->rq_wait_ns;
+	if (t->rq_wait_max_ns > a->rq_wait_max_ns)
+		a->rq_wait_max_ns = t->rq_wait_max_ns;
 	for (int i = 0; i < KQOS_PMU_MAX; i++) {
-		t->pmu_count[i] += d->d.pmu_count[i];
-		t->pmu_enabled[i] += d->d.pmu_enabled[i];
-		t->pmu_running[i] += d->d.pmu_running[i];
-		a->i.pmu_per_s[i] += d->pmu_per_s[i];
+		a->pmu_count[i] += t->pmu_count[i];
+		a->pmu_enabled[i] += t->pmu_enabled[i];
+		a->pmu_running[i] += t->pmu_running[i];
+		a->pmu_per_s[i] += d->pmu_per_s[i];
 	}
 	cg_cum_merge(&a->c, c);
+}
+
+void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
+{
+	a->any |= src->any;
+	a->no_hist |= src->no_hist;
+	a->oncpu_ns += src->oncpu_ns;
+	a->nr_switch_in += src->nr_switch_in;
+	a->rq_wait_cnt += src->rq_wait_cnt;
+	a->rq_wait_ns += src->rq_wait_ns;
+	if (src->rq_wait_max_ns > a->rq_wait_max_ns)
+		a->rq_wait_max_ns = src->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		a->pmu_count[i] += src->pmu_count[i];
+		a->pmu_enabled[i] += src->pmu_enabled[i];
+		a->pmu_running[i] += src->pmu_running[i];
+		a->pmu_per_s[i] += src->pmu_per_s[i];
+	}
+	cg_cum_merge(&a->c, &src->c);
 }
 
 void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c)
@@ -198,23 +219,23 @@ void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c)
 		a->pmu[i] += c->pmu[i];
 }
 
-static void interval_waits(const struct cg_totals *d, struct snap_stats *st)
+static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct snap_stats *st)
 {
 	__u64 total;
 
-	st->rq_waits = d->rq_wait_cnt;
-	if (!d->rq_wait_cnt)
+	st->rq_waits = a->rq_wait_cnt;
+	if (!a->rq_wait_cnt)
 		return;
-	st->rq_wait_mean_ns = (double)d->rq_wait_ns / (double)d->rq_wait_cnt;
+	st->rq_wait_mean_ns = (double)a->rq_wait_ns / (double)a->rq_wait_cnt;
 	/* no histogram this tick: the caller carries the last quantiles (rq_hist_stale) */
-	st->rq_hist_stale = d->no_hist;
-	if (d->no_hist)
+	st->rq_hist_stale = a->no_hist || !hist;
+	if (st->rq_hist_stale)
 		return;
-	total = hist_total(d->rq_hist);
-	st->rq_max_ns = d->rq_wait_max_ns;
+	total = hist_total(hist);
+	st->rq_max_ns = a->rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
-	st->rq_p50_ns = hist_quantile(d->rq_hist, total, 0.5);
-	st->rq_p99_ns = hist_quantile(d->rq_hist, total, 0.99);
+	st->rq_p50_ns = hist_quantile(hist, total, 0.5);
+	st->rq_p99_ns = hist_quantile(hist, total, 0.99);
 	if (st->rq_p50_ns > st->rq_max_ns)
 		st->rq_p50_ns = st->rq_max_ns;
 	if (st->rq_p99_ns > st->rq_max_ns)
@@ -237,14 +258,12 @@ static void totals_since_start(const struct cg_cum *c, struct snap_stats *st)
 static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, int n,
 		      struct snap_stats *st)
 {
-	const struct cg_totals *d = &a->i.d;
-
 	st->pmu_n = n;
 	for (int i = 0; i < n; i++) {
-		st->pmu_per_s[i] = a->i.pmu_per_s[i];
+		st->pmu_per_s[i] = a->pmu_per_s[i];
 		/* untracked times (software events, never multiplexed) read as always running */
 		st->pmu_running_ratio[i] =
-			d->pmu_enabled[i] ? (double)d->pmu_running[i] / (double)d->pmu_enabled[i] :
+			a->pmu_enabled[i] ? (double)a->pmu_running[i] / (double)a->pmu_enabled[i] :
 					    1;
 		st->pmu_total[i] = a->c.pmu[i];
 	}
@@ -272,15 +291,15 @@ void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st)
 	st->rq_max_ns = q->max_ns;
 }
 
-void sample_stats(const struct cg_acc *a, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,
-		  struct snap_stats *st)
+void sample_stats(const struct cg_acc *a, const __u32 *hist, __u64 dt_ns,
+		  const struct pmu_event_cfg *ev, int n, struct snap_stats *st)
 {
 	if (!a->any || !dt_ns)
 		return;
 	st->has_cpu = true;
-	st->cpu_cores = (double)a->i.d.oncpu_ns / (double)dt_ns;
-	st->runs_per_s = (double)a->i.d.nr_switch_in * 1e9 / (double)dt_ns;
-	interval_waits(&a->i.d, st);
+	st->cpu_cores = (double)a->oncpu_ns / (double)dt_ns;
+	st->runs_per_s = (double)a->nr_switch_in * 1e9 / (double)dt_ns;
+	interval_waits(a, hist, st);
 	totals_since_start(&a->c, st);
 	pmu_rates(a, ev, n, st);
 }

@@ -20,6 +20,11 @@ struct snapbuild {
 	struct cg_cum *cum, *cum_next;
 	size_t ncum, cum_cap;
 	struct layout lay;
+	/* entity histograms: each delta's next in its entity's chain (1 + index, 0 ends) */
+	__u32 *hnext;
+	size_t hnext_cap;
+	bool no_chain; /* no memory for hnext this tick: every histogram is stale */
+	__u32 hist[KQOS_HIST_SLOTS]; /* the one being summed */
 	__u64 stat_busy;
 	bool has_stat;
 	__u64 seq;
@@ -48,6 +53,7 @@ void snapbuild__free(struct snapbuild *sb)
 	pod_list__put(sb->walk_pods);
 	free(sb->cum);
 	free(sb->cum_next);
+	free(sb->hnext);
 	free(sb);
 }
 
@@ -301,14 +307,39 @@ static void fold_containers(struct snapshot *s, struct layout *l, size_t i)
 		const struct cg_acc *c = &l->acc[l->npods + l->ctr_base[i] + j];
 
 		if (c->any)
-			cg_acc_add(layout_acc(l, (long)i), &c->i, &c->c);
+			cg_acc_merge(layout_acc(l, (long)i), c);
 	}
 }
 
-static void entity_stats(const struct snapshot *s, const struct cg_acc *a, __u64 dt,
-			 struct snap_stats *st)
+/* Add the histograms of @a's cgroups (its chain through sb->hnext) to sb->hist. */
+static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const struct cg_acc *a)
 {
-	sample_stats(a, dt, s->pmu, s->pmu_n, st);
+	for (__u32 k = a->hist_head; k; k = sb->hnext[k - 1])
+		if (!cgs[k - 1].d.no_hist)
+			hist_add(sb->hist, cgs[k - 1].d.rq_hist);
+}
+
+/*
+ * @a's histogram this tick, with those of @more (a pod's containers, already folded into @a):
+ * NULL when no quantile is taken (no waits, or a histogram not read this tick), so that a
+ * tick between histogram reads sums nothing.
+ */
+static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs,
+				const struct cg_acc *a, const struct cg_acc *more, size_t nmore)
+{
+	if (sb->no_chain || !a->any || a->no_hist || !a->rq_wait_cnt)
+		return NULL;
+	memset(sb->hist, 0, sizeof(sb->hist));
+	chain_hist(sb, cgs, a);
+	for (size_t j = 0; j < nmore; j++)
+		chain_hist(sb, cgs, &more[j]);
+	return sb->hist;
+}
+
+static void entity_stats(const struct snapshot *s, const struct cg_acc *a, const __u32 *hist,
+			 __u64 dt, struct snap_stats *st)
+{
+	sample_stats(a, hist, dt, s->pmu, s->pmu_n, st);
 }
 
 static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d, struct cg_cum *c,
@@ -325,7 +356,7 @@ static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d, s
 		return -ENOMEM;
 	o->cgid = d->d.cgid;
 	cg_acc_add(&one, d, c);
-	entity_stats(s, &one, dt, &o->st);
+	entity_stats(s, &one, d->d.no_hist ? NULL : d->d.rq_hist, dt, &o->st);
 	rq_quantiles_carry(&c->q, &o->st);
 	s->nr_others++;
 	return 0;
@@ -354,12 +385,30 @@ static void add_member(struct snap_pod *p, __u64 cgid)
 	p->cgids[p->nr_cgids++] = cgid;
 }
 
+/* Room for this tick's histogram chains; without it the tick's quantiles are stale. */
+static void size_chains(struct snapbuild *sb, size_t n)
+{
+	__u32 *v;
+
+	sb->no_chain = false;
+	if (n <= sb->hnext_cap)
+		return;
+	v = realloc(sb->hnext, n * sizeof(*v));
+	if (!v) {
+		sb->no_chain = true;
+		return;
+	}
+	sb->hnext = v;
+	sb->hnext_cap = n;
+}
+
 /* Charge each cgroup the collector knows to its owner, or list it as an "other" if it ran. */
 static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
 	struct layout *l = &sb->lay;
 
 	layout_begin(l);
+	size_chains(sb, in->nr_cgs);
 	s->others = calloc(in->nr_cgs + 1, sizeof(*s->others));
 	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
 	for (size_t k = 0; k < in->nr_cgs; k++) {
@@ -371,7 +420,13 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 			continue;
 		e = layout_owner(l, d->d.cgid, d->path, &pod);
 		if (e >= 0 && pod < s->nr_pods) {
-			cg_acc_add(layout_acc(l, e), d, &sb->cum[k]);
+			struct cg_acc *a = layout_acc(l, e);
+
+			cg_acc_add(a, d, &sb->cum[k]);
+			if (!sb->no_chain) {
+				sb->hnext[k] = a->hist_head;
+				a->hist_head = (__u32)k + 1;
+			}
 			add_member(&s->pods[pod], d->d.cgid);
 		} else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
 			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
@@ -381,19 +436,26 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 		return; /* the new ones are looked up by path again next tick */
 }
 
-static void finish_entities(struct snapshot *s, struct layout *l, __u64 dt)
+static void finish_entities(struct snapbuild *sb, struct snapshot *s,
+			    const struct snapbuild_input *in)
 {
+	struct layout *l = &sb->lay;
+	__u64 dt = in->dt_ns;
+
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
+		const struct cg_acc *ctrs = &l->acc[l->npods + l->ctr_base[i]];
 
 		for (size_t j = 0; j < p->nr_ctrs; j++) {
 			size_t e = l->npods + l->ctr_base[i] + j;
 
-			entity_stats(s, &l->acc[e], dt, &p->ctrs[j].st);
+			entity_stats(s, &l->acc[e], entity_hist(sb, in->cgs, &l->acc[e], NULL, 0),
+				     dt, &p->ctrs[j].st);
 			rq_quantiles_carry(&l->q[e], &p->ctrs[j].st);
 		}
 		fold_containers(s, l, i);
-		entity_stats(s, &l->acc[i], dt, &p->st);
+		entity_stats(s, &l->acc[i], entity_hist(sb, in->cgs, &l->acc[i], ctrs, p->nr_ctrs),
+			     dt, &p->st);
 		rq_quantiles_carry(&l->q[i], &p->st);
 		s->classes[p->pod->qos].pods++;
 		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;
@@ -525,7 +587,7 @@ struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *
 		return NULL;
 	}
 	distribute(sb, in, s);
-	finish_entities(s, &sb->lay, in->dt_ns);
+	finish_entities(sb, s, in);
 	throttle_all(&sb->lay, s);
 	return s;
 }
