@@ -318,7 +318,10 @@ static __always_inline __u64 wait_clock(struct task_struct *t)
  */
 static __always_inline __u64 task_clock(struct task_struct *t)
 {
-	return this_rq_of(t)->clock_task;
+	/* se.cfs_rq needs CONFIG_FAIR_GROUP_SCHED (a cpu controller); ktime without it */
+	if (bpf_core_field_exists(t->se.cfs_rq))
+		return this_rq_of(t)->clock_task;
+	return bpf_ktime_get_ns();
 }
 
 static __always_inline void emit(__u32 type, __u64 cgid, __u64 value, __u64 aux, __u64 ts,
@@ -525,7 +528,10 @@ int cpu_tick(struct bpf_perf_event_data *ctx)
 	cpu = bpf_map_lookup_elem(&cpu_state, &zero);
 	if (!cpu || !cpu->last_switch_ns || !cur->pid)
 		return 0;
-	/* The rq clock may lag by up to a tick here; the rest is charged at the next event. */
+	/*
+	 * The rq clock may lag by up to a scheduler tick here (on a nohz_full CPU, up to a
+	 * second): the rest is charged at the next event, never lost.
+	 */
 	now = task_clock(cur);
 	if (now <= cpu->last_switch_ns)
 		return 0;

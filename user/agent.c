@@ -770,7 +770,6 @@ static void tick(struct agent *a)
 		log_warn("reading the collector maps failed", "err=%d", n);
 		return;
 	}
-	totals_carry_hists(a->prev, a->nprev, a->cur, (size_t)n);
 	gather(a, now, (size_t)n, &in);
 	lap(a, STAGE_COLLECT, &t0);
 	s = snapbuild__build(a->sb, &in);

@@ -4,6 +4,7 @@
 
 #include <criterion/criterion.h>
 
+#include "histstore.h"
 #include "rates.h"
 
 static struct cg_totals t(__u64 id, __u64 oncpu, __u64 runs)
@@ -45,11 +46,16 @@ Test(sample, idle_cgroups_are_left_out_and_new_ones_start_at_zero)
 Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 {
 	struct cg_totals prev = t(1, 0, 0), cur = t(1, 10, 2);
+	__u32 last[KQOS_HIST_SLOTS] = { 0 }, now[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
 	struct test_rate r;
 	__u32 s = kqos_hist_slot(5000);
 
-	prev.rq_hist[s] = 0xffffffffu; /* the u32 slot wrapped between reads */
-	cur.rq_hist[s] = 1;
+	last[s] = 0xffffffffu; /* the u32 slot wrapped between reads */
+	now[s] = 1;
+	hist_delta(d, last, now);
+	cr_assert_eq(d[s], 2);
+	cr_assert_eq(last[s], 1, "the read becomes the next one's base");
+	cur.rq_hist = d;
 	prev.rq_wait_cnt = 100;
 	cur.rq_wait_cnt = 102;
 	cur.rq_wait_ns = prev.rq_wait_ns + 10000;
@@ -66,13 +72,15 @@ Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 Test(sample, max_without_a_new_record_comes_from_the_histogram)
 {
 	struct cg_totals prev = t(1, 0, 0), cur = t(1, 10, 1);
+	__u32 h[KQOS_HIST_SLOTS] = { 0 };
 	struct test_rate r;
 	__u32 s = kqos_hist_slot(2000);
 
 	prev.rq_wait_max_ns = cur.rq_wait_max_ns = 1000000; /* an old record, not this interval */
 	cur.rq_wait_cnt = 1;
 	cur.rq_wait_ns = 2000;
-	cur.rq_hist[s] = 1;
+	h[s] = 1;
+	cur.rq_hist = h;
 	test_rates(&prev, 1, &cur, 1, 1000, NULL, 0, &r, 1);
 	cr_assert_eq(r.st.rq_max_ns, kqos_hist_slot_lower(s) + kqos_hist_slot_width(s) - 1);
 }
@@ -86,27 +94,43 @@ Test(sample, zero_interval_yields_nothing)
 }
 
 /* Histograms read on a slower cadence than the counters (collector.histInterval). */
-Test(sample, a_tick_without_a_histogram_carries_the_last_and_marks_the_delta)
+Test(sample, a_tick_without_a_histogram_marks_the_delta)
 {
-	struct cg_totals prev[] = { t(1, 0, 0), t(2, 0, 0) };
-	struct cg_totals cur[] = { t(1, 100, 2), t(2, 100, 2), t(3, 5, 1) };
-	struct cg_totals d;
+	struct cg_totals prev = t(1, 0, 0), cur = t(1, 100, 2), d;
+	__u32 h[KQOS_HIST_SLOTS] = { [41] = 2 };
 
-	prev[0].rq_hist[40] = 7;
-	prev[1].rq_hist[41] = 3;
-	cur[0].no_hist = true; /* not read: the last read must be carried */
-	cur[1].rq_hist[41] = 5; /* read: kept */
-	cur[2].no_hist = true; /* new and not read: empty */
-	cur[2].rq_hist[9] = 99; /* whatever the buffer held */
-	totals_carry_hists(prev, 2, cur, 3);
-	cr_expect_eq(cur[0].rq_hist[40], 7);
-	cr_expect_eq(cur[1].rq_hist[41], 5);
-	cr_expect_eq(cur[2].rq_hist[9], 0);
-	totals_delta(&prev[0], &cur[0], &d);
+	cur.no_hist = true; /* not read this tick */
+	totals_delta(&prev, &cur, &d);
 	cr_expect(d.no_hist, "the delta says its histogram is not this tick's");
-	totals_delta(&prev[1], &cur[1], &d);
+	cr_expect_null(d.rq_hist);
+	cur.no_hist = false;
+	cur.rq_hist = h;
+	totals_delta(&prev, &cur, &d);
 	cr_expect_not(d.no_hist);
-	cr_expect_eq(d.rq_hist[41], 2);
+	cr_expect_eq(d.rq_hist, h, "the read's increase, shared");
+}
+
+/* The store follows the collector's list: the last read carries across a change of cgroups. */
+Test(sample, the_hist_store_carries_last_reads_and_starts_new_cgroups_at_zero)
+{
+	struct cg_totals a[] = { t(1, 0, 0), t(2, 0, 0) }, b[] = { t(2, 0, 0), t(3, 0, 0) };
+	__u32 now[KQOS_HIST_SLOTS] = { [40] = 7 };
+	struct hist_store hs = { 0 };
+	const __u32 *d;
+
+	cr_assert_eq(hist_store_sync(&hs, a, 2), 0);
+	d = hist_store_read(&hs, 1, now); /* cgroup 2: 7 waits since it started */
+	cr_expect_eq(d[40], 7);
+	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* 1 gone, 3 new: 2 moves to index 0 */
+	now[40] = 10;
+	d = hist_store_read(&hs, 0, now);
+	cr_expect_eq(d[40], 3, "cgroup 2's increase since its last read");
+	d = hist_store_read(&hs, 1, now);
+	cr_expect_eq(d[40], 10, "cgroup 3 started at zero");
+	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* unchanged: nothing moves */
+	d = hist_store_read(&hs, 0, now);
+	cr_expect_eq(d[40], 0);
+	hist_store_fini(&hs);
 }
 
 Test(sample, stale_quantiles_are_the_last_fresh_ones)

@@ -17,6 +17,7 @@
 #include "cputopo.h"
 #include "ctrslots.h"
 #include "events.h"
+#include "histstore.h"
 #include "log.h"
 
 /* Keys per batch lookup: bounds the value buffers (BATCH * ncpus * 136 B, and 1 KB for hists). */
@@ -34,8 +35,11 @@ struct collector {
 	struct ctrslots *slots; /* NULL: every cgroup in cg_stats */
 	__u32 nslots;
 	__u32 last_slotted, last_hashed; /* the last read's cgroups from each */
+	struct hist_store hs; /* each cgroup's last read histogram and its increase */
+	__u32 hsum[KQOS_HIST_SLOTS]; /* one cgroup's histogram summed over CPUs */
 	int ncpus;
 	size_t capacity;
+	size_t read_cap; /* the slots and cg_stats: entries a read can see before merging */
 	__u64 *keys;
 	struct kqos_cg_stats *vals; /* BATCH * ncpus per-CPU values */
 	struct kqos_cg_hist *hvals; /* the same for histograms */
@@ -259,7 +263,9 @@ static int size_maps(struct collector *c)
 	err = err ?: bpf_map__set_max_entries(k->maps.slot_owner, n);
 	err = err ?: bpf_map__set_max_entries(k->maps.cg_slot, n);
 	err = err ?: bpf_map__set_max_entries(k->maps.free_slots, n);
-	err = err ?: bpf_map__set_max_entries(k->maps.cg_stats, rest < 16 ? 16 : rest);
+	rest = rest < 16 ? 16 : rest;
+	c->read_cap = c->nslots + rest;
+	err = err ?: bpf_map__set_max_entries(k->maps.cg_stats, rest);
 	return err ?: bpf_map__set_max_entries(k->maps.cg_hist, c->capacity);
 }
 
@@ -352,6 +358,14 @@ int collector__open(const struct collector_opts *opts, struct collector **ret)
 		c->nslots = ctrslots_auto(c->capacity, c->ncpus);
 	else if (opts->counter_slots > 0)
 		c->nslots = opts->counter_slots;
+	/* allocated up front in the kernel: bounded, so that rows * CPUs also fits a u32 */
+	if ((size_t)c->nslots * c->ncpus * sizeof(struct kqos_cg_row) > CTRSLOTS_MAX_BYTES) {
+		log_err("counter slots would take more than 1 GiB of kernel memory",
+			"slots=%u cpus=%d bytes_per_slot_cpu=%zu", c->nslots, c->ncpus,
+			sizeof(struct kqos_cg_row));
+		err = -E2BIG;
+		goto err_free;
+	}
 	err = alloc_buffers(c);
 	if (err)
 		goto err_free;
@@ -387,6 +401,7 @@ void collector__free(struct collector *c)
 	kevents__free(c->ev);
 	detach_ticks(c);
 	ctrslots__free(c->slots);
+	hist_store_fini(&c->hs);
 	cgstat_bpf__destroy(c->skel);
 	pmu_set__free(c->pmu);
 	free(c->keys);
@@ -400,14 +415,14 @@ void collector__free(struct collector *c)
 
 size_t collector__capacity(const struct collector *c)
 {
-	return c->capacity;
+	return c->read_cap;
 }
 
 /* @p: CPU 0's copy, the next CPU's @stride bytes further on. */
 static void sum_cpus(const struct collector *c, const void *p, size_t stride, __u64 cgid,
 		     struct cg_totals *t)
 {
-	memset(t, 0, offsetof(struct cg_totals, rq_hist));
+	memset(t, 0, sizeof(*t));
 	t->cgid = cgid;
 	t->no_hist = true;
 	for (int cpu = 0; cpu < c->ncpus; cpu++, p = (const char *)p + stride) {
@@ -482,6 +497,8 @@ static int read_slots(struct collector *c, struct cg_totals *buf, size_t cap)
 		return 0;
 	owner = ctrslots__owners(c->slots);
 	upto = slots_upto(owner, c->nslots);
+	if (!upto)
+		return 0; /* nothing claimed yet, nothing mapped */
 	rows = ctrslots__rows(c->slots, upto);
 	if (!rows)
 		return -errno;
@@ -491,6 +508,9 @@ static int read_slots(struct collector *c, struct cg_totals *buf, size_t cap)
 		if (cgid)
 			sum_cpus(c, &rows[(size_t)i * c->ncpus].s, sizeof(*rows), cgid, &buf[n++]);
 	}
+	/* a CPU that found the stack empty may have cleared the hint after a release set it */
+	if (n < c->nslots)
+		ctrslots__hint_free(c->slots);
 	return (int)n;
 }
 
@@ -586,16 +606,27 @@ static struct cg_totals *find_totals(struct cg_totals *buf, size_t n, __u64 cgid
 	return lo < n && buf[lo].cgid == cgid ? &buf[lo] : NULL;
 }
 
-static void sum_hist(const struct collector *c, const struct kqos_cg_hist *v, struct cg_totals *t)
+/* Entry @i of @buf (as the store was synced to it) read as @v, one copy per CPU. */
+static void sum_hist(struct collector *c, const struct kqos_cg_hist *v, struct cg_totals *buf,
+		     size_t i)
 {
-	memset(t->rq_hist, 0, sizeof(t->rq_hist));
+	memset(c->hsum, 0, sizeof(c->hsum));
 	for (int cpu = 0; cpu < c->ncpus; cpu++, v++)
-		for (int i = 0; i < KQOS_HIST_SLOTS; i++)
-			t->rq_hist[i] += v->rq_hist[i];
-	t->no_hist = false;
+		for (int k = 0; k < KQOS_HIST_SLOTS; k++)
+			c->hsum[k] += v->rq_hist[k];
+	buf[i].rq_hist = hist_store_read(&c->hs, i, c->hsum);
+	buf[i].no_hist = false;
 }
 
-/* Every histogram: a cgroup without an entry never waited, its histogram is empty. */
+/* A cgroup without a cg_hist entry never waited: read, with nothing added. */
+static void no_waits(struct collector *c, struct cg_totals *buf, size_t i)
+{
+	memset(c->hs.delta[i], 0, sizeof(c->hs.delta[i]));
+	buf[i].rq_hist = c->hs.delta[i];
+	buf[i].no_hist = false;
+}
+
+/* Every histogram. */
 static int read_all_hists(struct collector *c, struct cg_totals *buf, size_t n)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_hist);
@@ -603,10 +634,8 @@ static int read_all_hists(struct collector *c, struct cg_totals *buf, size_t n)
 	void *in = NULL;
 	int err = 0;
 
-	for (size_t i = 0; i < n; i++) {
-		memset(buf[i].rq_hist, 0, sizeof(buf[i].rq_hist));
-		buf[i].no_hist = false;
-	}
+	for (size_t i = 0; i < n; i++)
+		no_waits(c, buf, i);
 	while (!err) {
 		__u32 count = BATCH;
 
@@ -617,7 +646,8 @@ static int read_all_hists(struct collector *c, struct cg_totals *buf, size_t n)
 			struct cg_totals *t = find_totals(buf, n, c->keys[i]);
 
 			if (t)
-				sum_hist(c, c->hvals + (size_t)i * c->ncpus, t);
+				sum_hist(c, c->hvals + (size_t)i * c->ncpus, buf,
+					 (size_t)(t - buf));
 		}
 		in_batch = out_batch;
 		in = &in_batch;
@@ -637,12 +667,10 @@ static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_
 
 		if (!t)
 			continue;
-		if (!bpf_map_lookup_elem(fd, &w[i].cgid, c->hvals)) {
-			sum_hist(c, c->hvals, t);
-		} else if (errno == ENOENT) {
-			memset(t->rq_hist, 0, sizeof(t->rq_hist));
-			t->no_hist = false;
-		}
+		if (!bpf_map_lookup_elem(fd, &w[i].cgid, c->hvals))
+			sum_hist(c, c->hvals, buf, (size_t)(t - buf));
+		else if (errno == ENOENT)
+			no_waits(c, buf, (size_t)(t - buf));
 	}
 }
 
@@ -679,6 +707,9 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 	c->last_hashed = (__u32)(n - (size_t)nslotted);
 	if (nslotted && n > (size_t)nslotted)
 		n = merge_dups(buf, n);
+	/* without a store that follows this list, no histogram this tick (quantiles carried) */
+	if (hist_store_sync(&c->hs, buf, n))
+		return (int)n;
 	if (!all_hists) {
 		if (c->ev)
 			read_watched_hists(c, buf, n);
@@ -714,6 +745,8 @@ int collector__forget(struct collector *c, __u64 cgid)
 
 	/* a cgroup that never waited has no histogram */
 	bpf_map_delete_elem(bpf_map__fd(c->skel->maps.cg_hist), &cgid);
+	if (err && err != -ENOENT)
+		return err;
 	if (serr != -ENOENT)
 		return serr;
 	return err;

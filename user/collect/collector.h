@@ -38,7 +38,7 @@ struct collector;
 int collector__open(const struct collector_opts *opts, struct collector **ret);
 void collector__free(struct collector *c);
 
-/* Capacity of the cg_stats map: the most entries collector__read() can return. */
+/* The most entries collector__read() can return: the slots and the cg_stats map. */
 size_t collector__capacity(const struct collector *c);
 
 /*

@@ -143,9 +143,16 @@ const struct kqos_cg_row *ctrslots__rows(struct ctrslots *s, __u32 upto)
 	return s->rows;
 }
 
+void ctrslots__hint_free(struct ctrslots *s)
+{
+	*s->m.free_hint = 1;
+}
+
 /*
- * Zeroed first, unmapped from the id next, pushed last: a cgroup that claims the slot starts
- * from zero. The cgroup is gone, so no task of it can be charged meanwhile.
+ * Unmapped from the id first: a removed cgroup's exiting tasks still point at it and can be
+ * charged on their last switches, and those must not land in the next owner's rows. Then
+ * zeroed and pushed back, so the next owner starts from zero. On failure the owner stays set:
+ * the slot is still read, and the next reap tries again.
  */
 int ctrslots__release(struct ctrslots *s, __u64 cgid)
 {
@@ -154,15 +161,17 @@ int ctrslots__release(struct ctrslots *s, __u64 cgid)
 
 	if (bpf_map_lookup_elem(s->m.slot_fd, &cgid, &slot))
 		return -errno;
+	if (slot >= s->m.nslots)
+		return -ERANGE;
 	rows = (struct kqos_cg_row *)ctrslots__rows(s, slot + 1);
 	if (!rows)
 		return -errno;
-	memset(&rows[(size_t)slot * s->m.ncpus], 0, sizeof(*rows) * s->m.ncpus);
-	s->owners[slot] = 0;
 	if (bpf_map_delete_elem(s->m.slot_fd, &cgid) && errno != ENOENT)
 		return -errno;
+	memset(&rows[(size_t)slot * s->m.ncpus], 0, sizeof(*rows) * s->m.ncpus);
+	s->owners[slot] = 0;
 	if (bpf_map_update_elem(s->m.free_fd, NULL, &slot, BPF_ANY))
 		return -errno;
-	*s->m.free_hint = 1;
+	ctrslots__hint_free(s);
 	return 0;
 }

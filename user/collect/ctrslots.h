@@ -22,8 +22,9 @@ struct ctrslots_maps {
 	int ncpus; /* possible CPUs */
 };
 
-/* Kernel memory the slots may take by default: they are allocated up front. */
+/* Kernel memory the slots may take by default, and at most: they are allocated up front. */
 #define CTRSLOTS_AUTO_BYTES (8U << 20)
+#define CTRSLOTS_MAX_BYTES  (1UL << 30)
 
 /* The default slot count: what fits in CTRSLOTS_AUTO_BYTES, at most @capacity. */
 __u32 ctrslots_auto(__u32 capacity, int ncpus);
@@ -43,5 +44,7 @@ const struct kqos_cg_row *ctrslots__rows(struct ctrslots *s, __u32 upto);
  * can claim it. -ENOENT when it held none.
  */
 int ctrslots__release(struct ctrslots *s, __u64 cgid);
+/* Tell BPF a slot may be free again (a hint: a pop that finds none clears it). */
+void ctrslots__hint_free(struct ctrslots *s);
 
 #endif

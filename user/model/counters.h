@@ -39,11 +39,13 @@ struct cg_totals {
 	__u64 pmu_count[KQOS_PMU_MAX]; /* index = collector__pmu_event() index */
 	__u64 pmu_enabled[KQOS_PMU_MAX];
 	__u64 pmu_running[KQOS_PMU_MAX];
-	__u32 rq_hist[KQOS_HIST_SLOTS]; /* wrapping sums; only deltas mean something */
 	/*
-	 * The histogram was not read this tick (the collector reads it for watched cgroups
-	 * every tick, for all on a slower cadence): rq_hist is the last one read.
+	 * The wait histogram's increase since its previous read (KQOS_HIST_SLOTS slots), owned
+	 * by whoever read it (the collector: valid until its next read). NULL, with no_hist,
+	 * when the histogram was not read this tick: the collector reads it for watched cgroups
+	 * every tick, for all on a slower cadence.
 	 */
+	const __u32 *rq_hist;
 	bool no_hist;
 };
 

@@ -51,27 +51,15 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 		d->pmu_enabled[i] = cur->pmu_enabled[i] - prev->pmu_enabled[i];
 		d->pmu_running[i] = cur->pmu_running[i] - prev->pmu_running[i];
 	}
-	d->no_hist = cur->no_hist;
-	if (cur->no_hist)
-		return; /* d->rq_hist is left as it was: nothing reads it without a histogram */
-	for (int i = 0; i < KQOS_HIST_SLOTS; i++)
-		d->rq_hist[i] = cur->rq_hist[i] - prev->rq_hist[i];
+	d->no_hist = cur->no_hist || !cur->rq_hist;
+	d->rq_hist = d->no_hist ? NULL : cur->rq_hist;
 }
 
-void totals_carry_hists(const struct cg_totals *prev, size_t nprev, struct cg_totals *cur,
-			size_t ncur)
+void hist_delta(__u32 *delta, __u32 *last, const __u32 *now)
 {
-	size_t i = 0;
-
-	for (size_t j = 0; j < ncur; j++) {
-		if (!cur[j].no_hist)
-			continue;
-		while (i < nprev && prev[i].cgid < cur[j].cgid)
-			i++;
-		if (i < nprev && prev[i].cgid == cur[j].cgid)
-			memcpy(cur[j].rq_hist, prev[i].rq_hist, sizeof(cur[j].rq_hist));
-		else
-			memset(cur[j].rq_hist, 0, sizeof(cur[j].rq_hist));
+	for (int i = 0; i < KQOS_HIST_SLOTS; i++) {
+		delta[i] = now[i] - last[i];
+		last[i] = now[i];
 	}
 }
 

@@ -109,17 +109,16 @@ __u64 hist_quantile(const __u32 *hist, __u64 total, double q);
 __u64 hist_total(const __u32 *hist);
 
 /*
- * Delta of one cgroup's counters (cur - prev, wrap-safe for the u32 histogram). Without a
- * histogram read this tick (@cur->no_hist) no_hist is set and @d->rq_hist means nothing:
- * every reader of a delta's histogram checks no_hist first.
+ * Delta of one cgroup's counters (cur - prev). @cur's histogram is an increase already (since
+ * its previous read): @d shares it. Without a histogram read this tick (@cur->no_hist)
+ * no_hist is set and @d->rq_hist is NULL: every reader of a delta's histogram checks first.
  */
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
 /*
- * The histograms of @cur (sorted by cgid, as @prev) that were not read this tick are the last
- * ones read: copied from @prev, empty for a cgroup new since. Cumulative figures stay exact.
+ * A histogram read: @delta = @now - @last slot by slot (wrap-safe: the BPF slots are u32),
+ * then @last = @now, so that the next read's increase starts here.
  */
-void totals_carry_hists(const struct cg_totals *prev, size_t nprev, struct cg_totals *cur,
-			size_t ncur);
+void hist_delta(__u32 *delta, __u32 *last, const __u32 *now);
 
 /*
  * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev

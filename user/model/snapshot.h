@@ -247,7 +247,6 @@ struct snap_enforce {
 	struct snap_rdt_enforce rdt;
 };
 
-/* The kernel's event path: ring buffer figures since start. */
 /* Where the collector read the cgroups' counters from this tick (docs/collector.md). */
 struct snap_counter_src {
 	__u32 slots; /* counter slots in the mapped array (collector.counterSlots) */
@@ -255,6 +254,7 @@ struct snap_counter_src {
 	__u32 hashed; /* cgroups read from the per-CPU hash: past the slots */
 };
 
+/* The kernel's event path: ring buffer figures since start. */
 struct snap_events {
 	__u64 emitted; /* records submitted */
 	__u64 dropped; /* lost to a full ring buffer */
