@@ -196,3 +196,30 @@ Test(window, memory_is_bounded_by_the_capacity)
 	cr_expect_eq(window__capacity(w), 61);
 	cr_expect_eq(window__nr_entities(w), 1);
 }
+
+/* History follows the UID, whatever the snapshot's order or a pod in another's place. */
+Test(window, a_reordered_or_replaced_pod_list_keeps_each_pods_own_history)
+{
+	const struct pod *ab[] = { mkpod(0, POD_QOS_LS, -1), mkpod(1, POD_QOS_LS, -1) };
+	const struct pod *ba[] = { ab[1], ab[0] };
+	const struct pod *cb[] = { mkpod(2, POD_QOS_LS, -1), ab[1] };
+	double ab_cores[] = { 1.0, 2.0 }, ba_cores[] = { 2.0, 1.0 }, cb_cores[] = { 3.0, 2.0 }, v;
+
+	for (uint64_t t = 1; t <= 3; t++)
+		feed(t, 3.0, 2, ab, ab_cores);
+	feed(4, 3.0, 2, ba, ba_cores); /* same pods, other order */
+	cr_assert_eq(q("a", WIN_CPU_CORES, WIN_MAX, 4, 4, &v), 0);
+	cr_expect_float_eq(v, 1.0, 1e-9);
+	cr_assert_eq(q("b", WIN_CPU_CORES, WIN_AVG, 4, 4, &v), 0);
+	cr_expect_float_eq(v, 2.0, 1e-9);
+	feed(5, 3.0, 2, cb, cb_cores); /* c where a was: a gone, c new */
+	cr_expect_eq(window__nr_entities(w), 2);
+	cr_expect_eq(q("a", WIN_CPU_CORES, WIN_AVG, 4, 5, &v), -ENOENT);
+	cr_assert_eq(q("c", WIN_CPU_CORES, WIN_LAST, 1, 5, &v), 0);
+	cr_expect_float_eq(v, 3.0, 1e-9);
+	cr_assert_eq(q("b", WIN_CPU_CORES, WIN_AVG, 5, 5, &v), 0);
+	cr_expect_float_eq(v, 2.0, 1e-9);
+	feed(6, 3.0, 2, cb, cb_cores); /* steady again: each by its hint */
+	cr_assert_eq(q("c", WIN_CPU_CORES, WIN_AVG, 2, 6, &v), 0);
+	cr_expect_float_eq(v, 3.0, 1e-9);
+}
