@@ -195,3 +195,27 @@ Test(events, cgroups_made_below_a_root_and_tasks_joining_a_managed_one_are_repor
 	strcat(path, "/child");
 	rmdir(path);
 }
+
+/* A list given again unchanged is skipped, but a changed one still reaches the kernel. */
+Test(events, a_managed_list_that_changes_back_and_forth_is_followed)
+{
+	const struct kqos_event *e = NULL;
+	uint64_t a, b;
+	pid_t pid;
+
+	open_collector();
+	a = make_group("ev-a", 0, 0);
+	b = make_group("ev-b", 0, 0);
+	cr_assert_eq(kevents__set_managed(collector__kevents(col), &a, 1), 0);
+	cr_assert_eq(kevents__set_managed(collector__kevents(col), &a, 1), 0, "the same: skipped");
+	cr_assert_eq(kevents__set_managed(collector__kevents(col), &b, 1), 0, "changed: synced");
+	pid = live_spawn(0);
+	kids[nkids++] = pid;
+	cr_assert_eq(live_cg_attach("cpu", "ev-a", pid), 0);
+	cr_assert_eq(count(KQOS_EV_CG_ATTACH, a, NULL), 0, "a left the map");
+	cr_assert_eq(live_cg_attach("cpu", "ev-b", pid), 0);
+	cr_assert_eq(count(KQOS_EV_CG_ATTACH, b, &e), 1, "b is in it");
+	cr_assert_eq(kevents__set_managed(collector__kevents(col), &a, 1), 0, "back to a");
+	cr_assert_eq(live_cg_attach("cpu", "ev-a", pid), 0);
+	cr_assert_eq(count(KQOS_EV_CG_ATTACH, a, NULL), 1);
+}
