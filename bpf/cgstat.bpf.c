@@ -57,6 +57,11 @@ const volatile __u32 cfg_slots = 0;
 const volatile __u32 cfg_ncpus = 1; /* possible CPUs: the rows per slot */
 /* cleared when a pop found free_slots empty, set again by user space when it frees one */
 volatile __u32 slots_free_hint = 1;
+/*
+ * Set once a cgroup is charged in cg_stats: until then user space skips its batch read, which
+ * walks every bucket of the empty map (16384 by default) each tick.
+ */
+volatile __u32 hash_used = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -238,6 +243,7 @@ static __always_inline struct kqos_cg_stats *cg_lookup(__u64 cgid, struct kqos_c
 	if (s)
 		return s;
 	/* -EEXIST means another CPU created it meanwhile; anything else (a full map) loses it. */
+	hash_used = 1;
 	err = bpf_map_update_elem(&cg_stats, &cgid, &zero_stats, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		cpu->cg_full++;

@@ -52,7 +52,8 @@ Test(nodestat, meminfo_total_and_available)
 
 Test(nodestat, read_below_a_proc_root)
 {
-	char dir[] = "/tmp/kqos-proc-XXXXXX", path[64];
+	char dir[] = "/tmp/kqos-proc-XXXXXX", path[64], tmp[80];
+	struct nodestat_files nf = NODESTAT_FILES_INIT;
 	struct node_stat ns;
 	FILE *f;
 
@@ -61,9 +62,18 @@ Test(nodestat, read_below_a_proc_root)
 	f = fopen(path, "w");
 	fputs("cpu  1 1 1 1 1 1 1 1\n", f);
 	fclose(f);
-	nodestat_read(dir, &ns);
+	nodestat_read(dir, &nf, &ns);
 	cr_assert(ns.has_cpu && !ns.has_memory, "a missing meminfo leaves memory absent");
 	cr_assert_gt(ns.clk_tck, 0);
+	/* a fake's file replaced by a rename is read anew: only procfs files stay open */
+	snprintf(tmp, sizeof(tmp), "%s/stat.new", dir);
+	f = fopen(tmp, "w");
+	fputs("cpu  9 1 1 1 1 1 1 1\n", f);
+	fclose(f);
+	cr_assert_eq(rename(tmp, path), 0);
+	nodestat_read(dir, &nf, &ns);
+	cr_assert_eq(ns.busy_ticks, 9 + 1 + 1 + 1 + 1, "read the new file");
+	nodestat_files_close(&nf);
 	unlink(path);
 	rmdir(dir);
 }

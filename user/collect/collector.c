@@ -674,19 +674,17 @@ static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_
 	}
 }
 
-int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists)
+/* The cgroups in cg_stats (past the slots), after the @n already in @buf: the new count. */
+static int read_hash(struct collector *c, struct cg_totals *buf, size_t cap, size_t n)
 {
 	int fd = bpf_map__fd(c->skel->maps.cg_stats);
-	int nslotted = read_slots(c, buf, cap);
 	__u64 in_batch, out_batch;
 	void *in = NULL;
 	int err = 0;
-	size_t n;
 
-	if (nslotted < 0)
-		return nslotted;
-	n = (size_t)nslotted;
-
+	/* every cgroup so far has had a slot: the batch would walk empty buckets only */
+	if (c->slots && !c->skel->bss->hash_used)
+		return (int)n;
 	while (!err) {
 		__u32 count = BATCH;
 
@@ -700,6 +698,21 @@ int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool
 		in_batch = out_batch;
 		in = &in_batch;
 	}
+	return (int)n;
+}
+
+int collector__read(struct collector *c, struct cg_totals *buf, size_t cap, bool all_hists)
+{
+	int nslotted = read_slots(c, buf, cap), nread;
+	size_t n;
+	int err;
+
+	if (nslotted < 0)
+		return nslotted;
+	nread = read_hash(c, buf, cap, (size_t)nslotted);
+	if (nread < 0)
+		return nread;
+	n = (size_t)nread;
 	err = sort_totals(c, buf, n);
 	if (err)
 		return err;

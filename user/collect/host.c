@@ -27,6 +27,7 @@ struct host {
 	unsigned int nr_online;
 	struct cpumgr_watch *cpumgr;
 	struct podsrc *src;
+	struct nodestat_files node_files;
 	bool pods_from_walk;
 	struct cgwalk_result *walk;
 	uint64_t walk_ns;
@@ -71,6 +72,7 @@ int host__new(const struct host_opts *o, struct host **ret)
 		podsrc__free(o->src);
 		return -ENOMEM;
 	}
+	h->node_files = (struct nodestat_files)NODESTAT_FILES_INIT;
 	h->src = o->src;
 	h->pods_from_walk = o->pods_from_walk;
 	snprintf(h->mount, sizeof(h->mount), "%s", o->mount);
@@ -97,6 +99,7 @@ void host__free(struct host *h)
 	if (!h)
 		return;
 	cgfiles_fini(&h->files);
+	nodestat_files_close(&h->node_files);
 	cgwalk_result__free(h->walk);
 	podsrc__free(h->src);
 	cpumgr_watch__free(h->cpumgr);
@@ -146,7 +149,7 @@ void host__invalidate(struct host *h)
 
 void host__read_node(struct host *h, struct node_stat *ret)
 {
-	nodestat_read(h->proc_root, ret);
+	nodestat_read(h->proc_root, &h->node_files, ret);
 }
 
 struct cgid_index *host__ids(struct host *h)
@@ -252,7 +255,7 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	find_kubepods(h);
 	resolve(h, cgs, nr_cgs);
 	read_files(h, now_ns, pods);
-	nodestat_read(h->proc_root, &in->node);
+	nodestat_read(h->proc_root, &h->node_files, &in->node);
 	in->pods = pods;
 	in->pods_from_walk = h->pods_from_walk;
 	in->pods_stale = h->src && podsrc__is_stale(h->src);

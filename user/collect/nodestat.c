@@ -2,10 +2,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/vfs.h>
+#include <linux/magic.h>
 
 #include "nodestat.h"
 
@@ -82,32 +85,64 @@ int nodestat_parse_meminfo(const char *buf, struct node_stat *ret)
 	return 0;
 }
 
-static int read_head(const char *proc_root, const char *name, char *buf, size_t len)
+static void close_fd(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+void nodestat_files_close(struct nodestat_files *f)
+{
+	close_fd(&f->stat_fd);
+	close_fd(&f->meminfo_fd);
+}
+
+static int open_file(const char *proc_root, const char *name, int *fd)
 {
 	char path[PATH_MAX];
-	ssize_t n;
-	int fd;
 
 	if (snprintf(path, sizeof(path), "%s/%s", proc_root, name) >= (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	n = read(fd, buf, len - 1);
-	close(fd);
-	if (n < 0)
-		return -errno;
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	return *fd < 0 ? -errno : 0;
+}
+
+/* procfs files are never replaced; a fake's may be (a rename over it), so those reopen. */
+static bool on_procfs(int fd)
+{
+	struct statfs sfs;
+
+	return !fstatfs(fd, &sfs) && sfs.f_type == PROC_SUPER_MAGIC;
+}
+
+/* The head of @name through *@fd, opened on first use; a failed read reopens once. */
+static int read_head(const char *proc_root, const char *name, int *fd, char *buf, size_t len)
+{
+	ssize_t n = -1;
+	int err = 0;
+
+	for (int attempt = 0; attempt < 2 && n < 0; attempt++) {
+		if (*fd < 0 && (err = open_file(proc_root, name, fd)))
+			return err;
+		n = pread(*fd, buf, len - 1, 0);
+		err = n < 0 ? -errno : 0;
+		if (n < 0 || !on_procfs(*fd))
+			close_fd(fd);
+	}
+	if (err)
+		return err;
 	buf[n] = '\0';
 	return 0;
 }
 
-void nodestat_read(const char *proc_root, struct node_stat *ret)
+void nodestat_read(const char *proc_root, struct nodestat_files *f, struct node_stat *ret)
 {
 	char buf[NODESTAT_BUF];
 
 	*ret = (struct node_stat){ .clk_tck = sysconf(_SC_CLK_TCK) };
-	if (!read_head(proc_root, "stat", buf, sizeof(buf)))
+	if (!read_head(proc_root, "stat", &f->stat_fd, buf, sizeof(buf)))
 		nodestat_parse_stat(buf, ret);
-	if (!read_head(proc_root, "meminfo", buf, sizeof(buf)))
+	if (!read_head(proc_root, "meminfo", &f->meminfo_fd, buf, sizeof(buf)))
 		nodestat_parse_meminfo(buf, ret);
 }

@@ -16,7 +16,20 @@
 int nodestat_parse_stat(const char *buf, struct node_stat *ret);
 /* -EINVAL without a MemTotal line; MemAvailable may be absent (then 0). */
 int nodestat_parse_meminfo(const char *buf, struct node_stat *ret);
+/*
+ * The two files, kept open between reads: each tick reads both, and an open was a third of a
+ * read's cost. Start with NODESTAT_FILES_INIT.
+ */
+struct nodestat_files {
+	int stat_fd, meminfo_fd;
+};
+#define NODESTAT_FILES_INIT                     \
+	{                                       \
+		.stat_fd = -1, .meminfo_fd = -1 \
+	}
+void nodestat_files_close(struct nodestat_files *f);
+
 /* Fills what it can; a missing or malformed file leaves its has_* false. */
-void nodestat_read(const char *proc_root, struct node_stat *ret);
+void nodestat_read(const char *proc_root, struct nodestat_files *f, struct node_stat *ret);
 
 #endif
