@@ -207,6 +207,26 @@ static void free_slots_but(__u64 keep)
 }
 
 /*
+ * A spinning group @tag made after the collector's only slot went to the host's own cgroups:
+ * counted in cg_stats. Its totals and cpuacct usage at that point into @t0 and @u0.
+ */
+static __u64 group_past_the_slot(const char *tag, struct cg_totals *t0, __u64 *u0)
+{
+	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
+	__u64 id;
+
+	counter_slots = 1;
+	open_collector(KQOS_CG_MODE_V1_CPU);
+	live_sleep_ms(300);
+	id = make_group(tag, ctrls, 1, 100);
+	live_sleep_ms(200);
+	cr_assert_lt(collector__slot_of(col, id), 0, "the one slot should be the host's by now");
+	*t0 = read_one(id);
+	*u0 = usage_ns("cpuacct", tag);
+	return id;
+}
+
+/*
  * One slot, taken by the host's own cgroups within ms of the load (the root cgroup, where this
  * test runs, switches all the time): the test's cgroup starts in cg_stats. Then this process
  * joins it and frees the slot, so its own next switch claims the slot for the group, which
@@ -215,19 +235,10 @@ static void free_slots_but(__u64 keep)
 Test(collector, a_cgroup_moved_from_the_hash_to_a_slot_is_read_once_and_whole, .init = setup,
      .fini = teardown, .timeout = 60)
 {
-	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
 	struct cg_totals t0, t1;
-	__u64 id, u0;
+	__u64 u0, id = group_past_the_slot("moved", &t0, &u0);
 	int n, tries;
 
-	counter_slots = 1;
-	open_collector(KQOS_CG_MODE_V1_CPU);
-	live_sleep_ms(300);
-	id = make_group("moved", ctrls, 1, 100);
-	live_sleep_ms(200);
-	cr_assert_lt(collector__slot_of(col, id), 0, "the slot should be the host's by now");
-	t0 = read_one(id);
-	u0 = usage_ns("cpuacct", "moved");
 	cr_assert_gt(t0.oncpu_ns, 0, "counted in cg_stats meanwhile");
 	cr_assert_eq(live_cg_attach("cpu", "moved", getpid()), 0);
 	cr_assert_eq(live_cg_attach("cpuacct", "moved", getpid()), 0);
@@ -249,19 +260,10 @@ Test(collector, a_cgroup_moved_from_the_hash_to_a_slot_is_read_once_and_whole, .
 Test(collector, cgroups_past_the_slots_are_counted_in_the_hash, .init = setup, .fini = teardown,
      .timeout = 60)
 {
-	static const char *const ctrls[] = { "cpu", "cpuacct", NULL };
 	struct cg_totals t0, t1;
-	__u64 id, u0;
+	__u64 u0, id = group_past_the_slot("past", &t0, &u0);
 	int n;
 
-	counter_slots = 1;
-	open_collector(KQOS_CG_MODE_V1_CPU);
-	live_sleep_ms(300);
-	id = make_group("past", ctrls, 1, 100);
-	live_sleep_ms(200);
-	cr_assert_lt(collector__slot_of(col, id), 0, "the one slot should be taken");
-	t0 = read_one(id);
-	u0 = usage_ns("cpuacct", "past");
 	live_sleep_ms(2000);
 	n = collector__read(col, buf, MAX_CG, false);
 	cr_expect_eq(count_of(buf, n, id), 1);

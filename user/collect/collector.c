@@ -19,6 +19,7 @@
 #include "events.h"
 #include "histstore.h"
 #include "log.h"
+#include "sample.h"
 
 /* Keys per batch lookup: bounds the value buffers (BATCH * ncpus * 136 B, and 1 KB for hists). */
 #define BATCH 256
@@ -442,30 +443,15 @@ static void sum_cpus(const struct collector *c, const void *p, size_t stride, __
 	}
 }
 
-/* A cgroup that was in cg_stats before it got a slot: one entry, its counts summed. */
-static void add_totals(struct cg_totals *t, const struct cg_totals *o)
-{
-	t->oncpu_ns += o->oncpu_ns;
-	t->nr_switch_in += o->nr_switch_in;
-	t->rq_wait_ns += o->rq_wait_ns;
-	t->rq_wait_cnt += o->rq_wait_cnt;
-	if (o->rq_wait_max_ns > t->rq_wait_max_ns)
-		t->rq_wait_max_ns = o->rq_wait_max_ns;
-	for (int i = 0; i < KQOS_PMU_MAX; i++) {
-		t->pmu_count[i] += o->pmu_count[i];
-		t->pmu_enabled[i] += o->pmu_enabled[i];
-		t->pmu_running[i] += o->pmu_running[i];
-	}
-}
-
 /* @buf sorted by cgid: fold neighbours of one id into the first. The new count. */
 static size_t merge_dups(struct cg_totals *buf, size_t n)
 {
 	size_t w = 0;
 
 	for (size_t i = 0; i < n; i++) {
+		/* a cgroup that was in cg_stats before it got a slot: one entry, counts summed */
 		if (w && buf[w - 1].cgid == buf[i].cgid) {
-			add_totals(&buf[w - 1], &buf[i]);
+			totals_add(&buf[w - 1], &buf[i]);
 			continue;
 		}
 		if (w != i)

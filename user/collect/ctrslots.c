@@ -94,11 +94,6 @@ void ctrslots__free(struct ctrslots *s)
 	free(s);
 }
 
-__u32 ctrslots__nslots(const struct ctrslots *s)
-{
-	return s->m.nslots;
-}
-
 const volatile __u64 *ctrslots__owners(const struct ctrslots *s)
 {
 	return s->owners;

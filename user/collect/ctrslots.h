@@ -33,7 +33,6 @@ __u32 ctrslots_auto(__u32 capacity, int ncpus);
 int ctrslots__new(const struct ctrslots_maps *m, struct ctrslots **ret);
 void ctrslots__free(struct ctrslots *s);
 
-__u32 ctrslots__nslots(const struct ctrslots *s);
 /* The owners (nslots entries), live: BPF writes them as cgroups claim slots. */
 const volatile __u64 *ctrslots__owners(const struct ctrslots *s);
 /* The rows of slots [0, @upto), mapped on demand; NULL (-errno in errno) if it cannot be. */

@@ -123,11 +123,13 @@ static int read_head(const char *proc_root, const char *name, int *fd, char *buf
 	int err = 0;
 
 	for (int attempt = 0; attempt < 2 && n < 0; attempt++) {
-		if (*fd < 0 && (err = open_file(proc_root, name, fd)))
+		bool kept = *fd >= 0; /* kept fds are procfs ones: checked when opened */
+
+		if (!kept && (err = open_file(proc_root, name, fd)))
 			return err;
 		n = pread(*fd, buf, len - 1, 0);
 		err = n < 0 ? -errno : 0;
-		if (n < 0 || !on_procfs(*fd))
+		if (n < 0 || (!kept && !on_procfs(*fd)))
 			close_fd(fd);
 	}
 	if (err)

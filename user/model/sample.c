@@ -155,43 +155,37 @@ void hist_add(__u32 *dst, const __u32 *src)
 		dst[s] += src[s];
 }
 
+void totals_add(struct cg_totals *t, const struct cg_totals *o)
+{
+	t->no_hist |= o->no_hist;
+	t->oncpu_ns += o->oncpu_ns;
+	t->nr_switch_in += o->nr_switch_in;
+	t->rq_wait_cnt += o->rq_wait_cnt;
+	t->rq_wait_ns += o->rq_wait_ns;
+	if (o->rq_wait_max_ns > t->rq_wait_max_ns)
+		t->rq_wait_max_ns = o->rq_wait_max_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		t->pmu_count[i] += o->pmu_count[i];
+		t->pmu_enabled[i] += o->pmu_enabled[i];
+		t->pmu_running[i] += o->pmu_running[i];
+	}
+}
+
 void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c)
 {
-	const struct cg_totals *t = &d->d;
-
 	a->any = true;
-	a->no_hist |= t->no_hist;
-	a->oncpu_ns += t->oncpu_ns;
-	a->nr_switch_in += t->nr_switch_in;
-	a->rq_wait_cnt += t->rq_wait_cnt;
-	a->rq_wait_ns += t->rq_wait_ns;
-	if (t->rq_wait_max_ns > a->rq_wait_max_ns)
-		a->rq_wait_max_ns = t->rq_wait_max_ns;
-	for (int i = 0; i < KQOS_PMU_MAX; i++) {
-		a->pmu_count[i] += t->pmu_count[i];
-		a->pmu_enabled[i] += t->pmu_enabled[i];
-		a->pmu_running[i] += t->pmu_running[i];
+	totals_add(&a->t, &d->d);
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		a->pmu_per_s[i] += d->pmu_per_s[i];
-	}
 	cg_cum_merge(&a->c, c);
 }
 
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
 {
 	a->any |= src->any;
-	a->no_hist |= src->no_hist;
-	a->oncpu_ns += src->oncpu_ns;
-	a->nr_switch_in += src->nr_switch_in;
-	a->rq_wait_cnt += src->rq_wait_cnt;
-	a->rq_wait_ns += src->rq_wait_ns;
-	if (src->rq_wait_max_ns > a->rq_wait_max_ns)
-		a->rq_wait_max_ns = src->rq_wait_max_ns;
-	for (int i = 0; i < KQOS_PMU_MAX; i++) {
-		a->pmu_count[i] += src->pmu_count[i];
-		a->pmu_enabled[i] += src->pmu_enabled[i];
-		a->pmu_running[i] += src->pmu_running[i];
+	totals_add(&a->t, &src->t);
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		a->pmu_per_s[i] += src->pmu_per_s[i];
-	}
 	cg_cum_merge(&a->c, &src->c);
 }
 
@@ -211,16 +205,16 @@ static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct sna
 {
 	__u64 total;
 
-	st->rq_waits = a->rq_wait_cnt;
-	if (!a->rq_wait_cnt)
+	st->rq_waits = a->t.rq_wait_cnt;
+	if (!a->t.rq_wait_cnt)
 		return;
-	st->rq_wait_mean_ns = (double)a->rq_wait_ns / (double)a->rq_wait_cnt;
+	st->rq_wait_mean_ns = (double)a->t.rq_wait_ns / (double)a->t.rq_wait_cnt;
 	/* no histogram this tick: the caller carries the last quantiles (rq_hist_stale) */
-	st->rq_hist_stale = a->no_hist || !hist;
+	st->rq_hist_stale = a->t.no_hist || !hist;
 	if (st->rq_hist_stale)
 		return;
 	total = hist_total(hist);
-	st->rq_max_ns = a->rq_wait_max_ns;
+	st->rq_max_ns = a->t.rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
 	st->rq_p50_ns = hist_quantile(hist, total, 0.5);
 	st->rq_p99_ns = hist_quantile(hist, total, 0.99);
@@ -251,8 +245,9 @@ static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, in
 		st->pmu_per_s[i] = a->pmu_per_s[i];
 		/* untracked times (software events, never multiplexed) read as always running */
 		st->pmu_running_ratio[i] =
-			a->pmu_enabled[i] ? (double)a->pmu_running[i] / (double)a->pmu_enabled[i] :
-					    1;
+			a->t.pmu_enabled[i] ?
+				(double)a->t.pmu_running[i] / (double)a->t.pmu_enabled[i] :
+				1;
 		st->pmu_total[i] = a->c.pmu[i];
 	}
 	if (!n)
@@ -285,8 +280,8 @@ void sample_stats(const struct cg_acc *a, const __u32 *hist, __u64 dt_ns,
 	if (!a->any || !dt_ns)
 		return;
 	st->has_cpu = true;
-	st->cpu_cores = (double)a->oncpu_ns / (double)dt_ns;
-	st->runs_per_s = (double)a->nr_switch_in * 1e9 / (double)dt_ns;
+	st->cpu_cores = (double)a->t.oncpu_ns / (double)dt_ns;
+	st->runs_per_s = (double)a->t.nr_switch_in * 1e9 / (double)dt_ns;
 	interval_waits(a, hist, st);
 	totals_since_start(&a->c, st);
 	pmu_rates(a, ev, n, st);

@@ -62,14 +62,21 @@ void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c);
  */
 struct cg_acc {
 	bool any;
-	bool no_hist; /* a cgroup without this tick's histogram was added */
 	__u32 hist_head; /* the caller's: snapbuild chains an entity's cgroups from here */
-	__u64 oncpu_ns, nr_switch_in, rq_wait_ns, rq_wait_cnt;
-	__u64 rq_wait_max_ns; /* the largest of the cgroups' interval maxima */
-	__u64 pmu_count[KQOS_PMU_MAX], pmu_enabled[KQOS_PMU_MAX], pmu_running[KQOS_PMU_MAX];
+	/*
+	 * The cgroups' intervals summed (totals_add): rq_wait_max_ns the largest, no_hist set
+	 * when one had no histogram this tick; cgid and rq_hist unused.
+	 */
+	struct cg_totals t;
 	double pmu_per_s[KQOS_PMU_MAX];
 	struct cg_cum c; /* summed cumulative counters */
 };
+
+/*
+ * @t += @o, counter by counter: the largest rq_wait_max_ns, no_hist if either has it. The one
+ * adder of counters (entities, and a cgroup read from two places by the collector).
+ */
+void totals_add(struct cg_totals *t, const struct cg_totals *o);
 
 /* The one counter adder: an entity takes a cgroup's interval and cumulative counters. */
 void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c);

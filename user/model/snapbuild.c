@@ -327,7 +327,7 @@ static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const s
 static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs,
 				const struct cg_acc *a, const struct cg_acc *more, size_t nmore)
 {
-	if (sb->no_chain || !a->any || a->no_hist || !a->rq_wait_cnt)
+	if (sb->no_chain || !a->any || a->t.no_hist || !a->t.rq_wait_cnt)
 		return NULL;
 	memset(sb->hist, 0, sizeof(sb->hist));
 	chain_hist(sb, cgs, a);
