@@ -49,7 +49,9 @@ endif
 CFLAGS := -std=gnu11 -g $(OPT) $(WARN) $(HARDEN) -DKQOS_VERSION='"$(VERSION)"' \
 	$(shell pkg-config --cflags $(PKGS) 2>/dev/null) $(EXTRA_CFLAGS)
 LDFLAGS := $(LDHARDEN) $(LDSAN) $(EXTRA_LDFLAGS)
-LDLIBS = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpfm -lelf -lz -lm
+# libpfm4 and libcurl are dlopen()ed where they are used (user/collect/pmu.c,
+# user/kube/kube_client.c), not linked: their resident text was a third of the agent's RSS.
+LDLIBS = $(shell pkg-config --libs libbpf jansson 2>/dev/null) -lelf -lz -lm
 TEST_LDLIBS = $(LDLIBS) -lcriterion
 
 # Clang's own system include dirs, added with -idirafter so BPF sees asm/ headers (bootstrap).

@@ -15,8 +15,20 @@ for bin in "$@"; do
 	install -m 0755 "$bin" "$dest/usr/bin/"
 done
 
+# The libraries kqosd dlopen()s (libpfm4 for PMU names, libcurl for the kubelet and the API
+# server), which ldd does not list: by soname, as the loader finds them.
+dlopened=()
+for so in libpfm.so.4 libcurl.so.4; do
+	lib=$(ldconfig -p | awk -v so="$so" '$1 == so && /x86-64|=>/ { print $NF; exit }')
+	[ -n "$lib" ] || { echo "rootfs: $so not installed" >&2; exit 1; }
+	dlopened+=("$lib")
+done
+
 # Every library (and the loader) with its path, so the dynamic linker finds them where it looks.
-ldd "$@" | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u |
+{
+	ldd "$@" "${dlopened[@]}"
+	printf '\tx => %s (0)\n' "${dlopened[@]}"
+} | awk '/=> \// { print $3 } /^\t\/lib/ { print $1 }' | sort -u |
 	while read -r lib; do
 		mkdir -p "$dest$(dirname "$lib")"
 		cp -L "$lib" "$dest$lib"

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <string.h>
 #include <linux/perf_event.h>
@@ -47,6 +49,34 @@ Test(pmu, unknown_name_lists_the_choices)
 	cr_expect_not_null(strstr(err, "INSTRUCTIONS"), "%s", err);
 	/* Validation only, no attr. */
 	cr_expect_eq(pmu_encode("cycles", NULL, err, sizeof(err)), 0);
+}
+
+/* libpfm4 is unloaded once the agent's events are open, and loaded again for a reload. */
+static bool libpfm_mapped(void)
+{
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	cr_assert_not_null(f);
+	while (!found && fgets(line, sizeof(line), f))
+		found = strstr(line, "/libpfm.so") != NULL;
+	fclose(f);
+	return found;
+}
+
+Test(pmu, libpfm4_unloads_and_loads_again)
+{
+	char err[1400] = "";
+
+	cr_assert_eq(pmu_encode("cycles", NULL, err, sizeof(err)), 0, "%s", err);
+	cr_expect(libpfm_mapped());
+	pmu_unload_names();
+	cr_expect_not(libpfm_mapped(), "libpfm4 still mapped after pmu_unload_names()");
+	pmu_unload_names(); /* twice is harmless */
+	expect_encoding("instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS);
+	cr_expect(libpfm_mapped());
+	pmu_unload_names();
 }
 
 Test(pmu, delta_survives_counter_wrap)

@@ -20,11 +20,18 @@ struct perf_event_attr;
  * ("INST_RETIRED.ANY" or "INST_RETIRED:ANY").
  */
 
+#define PMU_LIBPFM "libpfm.so.4" /* libpfm4's soname (Debian libpfm4) */
+
 /*
  * Encode @name for perf_event_open (counting, user+kernel); @attr may be NULL to only check
  * the name. -ENOENT with a message listing the choices in @err when libpfm4 does not know it.
  */
 int pmu_encode(const char *name, struct perf_event_attr *attr, char *err, size_t err_len);
+/*
+ * Unload libpfm4 (loaded by the first pmu_encode): the agent calls it once its events are
+ * open. A later pmu_encode loads it again.
+ */
+void pmu_unload_names(void);
 
 struct pmu_set;
 

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /* The HTTP(S) client for the API server and the kubelet: token, TLS, bounds, status codes. */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include "kube_client.h"
 
 #define TOKEN_MAX 16384
+#define LIBCURL	  "libcurl.so.4" /* its soname (Debian libcurl4) */
 #define BODY_MIN  16384 /* the first allocation; doubled as the body grows */
 
 struct kube_client {
@@ -26,6 +29,55 @@ struct kube_client {
 	uint64_t max_body_bytes;
 	CURL *curl;
 };
+
+/*
+ * libcurl and its TLS stack are 4.5 MB of resident text and relocations that a node reading
+ * its pods from a file never uses: loaded with the first client, and kept (OpenSSL may not be
+ * unloaded).
+ */
+static struct curl_lib {
+	int err;
+	typeof(curl_global_init) *global_init;
+	typeof(curl_global_cleanup) *global_cleanup;
+	typeof(curl_easy_init) *easy_init;
+	typeof(curl_easy_cleanup) *easy_cleanup;
+	typeof(curl_easy_reset) *easy_reset;
+	typeof(curl_easy_setopt) *easy_setopt;
+	typeof(curl_easy_perform) *easy_perform;
+	typeof(curl_easy_getinfo) *easy_getinfo;
+	typeof(curl_easy_strerror) *easy_strerror;
+	typeof(curl_slist_append) *slist_append;
+	typeof(curl_slist_free_all) *slist_free_all;
+} cl;
+static pthread_once_t cl_once = PTHREAD_ONCE_INIT;
+
+static void curl_load(void)
+{
+	const struct {
+		void **slot;
+		const char *name;
+	} syms[] = {
+		{ (void **)&cl.global_init, "curl_global_init" },
+		{ (void **)&cl.global_cleanup, "curl_global_cleanup" },
+		{ (void **)&cl.easy_init, "curl_easy_init" },
+		{ (void **)&cl.easy_cleanup, "curl_easy_cleanup" },
+		{ (void **)&cl.easy_reset, "curl_easy_reset" },
+		{ (void **)&cl.easy_setopt, "curl_easy_setopt" },
+		{ (void **)&cl.easy_perform, "curl_easy_perform" },
+		{ (void **)&cl.easy_getinfo, "curl_easy_getinfo" },
+		{ (void **)&cl.easy_strerror, "curl_easy_strerror" },
+		{ (void **)&cl.slist_append, "curl_slist_append" },
+		{ (void **)&cl.slist_free_all, "curl_slist_free_all" },
+	};
+	void *dl = dlopen(LIBCURL, RTLD_NOW | RTLD_LOCAL);
+
+	cl.err = dl ? 0 : -ELIBACC;
+	for (size_t i = 0; dl && !cl.err && i < sizeof(syms) / sizeof(syms[0]); i++) {
+		*syms[i].slot = dlsym(dl, syms[i].name);
+		if (!*syms[i].slot)
+			cl.err = -ELIBBAD;
+	}
+}
 
 /* The body as it arrives, bounded by max. */
 struct body {
@@ -122,11 +174,11 @@ static int setopts(struct kube_client *c, const char *url, const char *post, uin
 	CURL *h = c->curl;
 	CURLcode rc = CURLE_OK;
 
-	curl_easy_reset(h);
-#define SET(opt, val)                                       \
-	do {                                                \
-		if (rc == CURLE_OK)                         \
-			rc = curl_easy_setopt(h, opt, val); \
+	cl.easy_reset(h);
+#define SET(opt, val)                                     \
+	do {                                              \
+		if (rc == CURLE_OK)                       \
+			rc = cl.easy_setopt(h, opt, val); \
 	} while (0)
 	SET(CURLOPT_URL, url);
 	SET(CURLOPT_PROTOCOLS_STR, "http,https");
@@ -190,9 +242,9 @@ static int request(struct kube_client *c, const char *method, const char *path, 
 			goto out;
 		}
 	}
-	hdrs = curl_slist_append(NULL, "Accept: application/json");
-	tmp = hdrs && post ? curl_slist_append(hdrs, "Content-Type: application/json") : hdrs;
-	tmp = tmp && *auth ? curl_slist_append(tmp, auth) : tmp;
+	hdrs = cl.slist_append(NULL, "Accept: application/json");
+	tmp = hdrs && post ? cl.slist_append(hdrs, "Content-Type: application/json") : hdrs;
+	tmp = tmp && *auth ? cl.slist_append(tmp, auth) : tmp;
 	if (!tmp) {
 		err = -ENOMEM;
 		fail(r, method, url, "out of memory");
@@ -203,7 +255,7 @@ static int request(struct kube_client *c, const char *method, const char *path, 
 		fail(r, method, url, "libcurl rejected an option");
 		goto out;
 	}
-	rc = curl_easy_perform(c->curl);
+	rc = cl.easy_perform(c->curl);
 	if (rc == CURLE_FILESIZE_EXCEEDED || b.is_too_big) {
 		err = -EFBIG;
 		fail(r, method, url, "body larger than %llu bytes",
@@ -212,10 +264,10 @@ static int request(struct kube_client *c, const char *method, const char *path, 
 	}
 	if (rc != CURLE_OK) {
 		err = rc == CURLE_OPERATION_TIMEDOUT ? -ETIMEDOUT : -EIO;
-		fail(r, method, url, "%s", errbuf[0] ? errbuf : curl_easy_strerror(rc));
+		fail(r, method, url, "%s", errbuf[0] ? errbuf : cl.easy_strerror(rc));
 		goto out;
 	}
-	curl_easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->code);
+	cl.easy_getinfo(c->curl, CURLINFO_RESPONSE_CODE, &r->code);
 	err = status_err(r->code);
 	if (err) {
 		fail(r, method, url, "http status %ld", r->code);
@@ -228,7 +280,7 @@ out:
 	/* the slist holds its own copy of the header: wipe both */
 	for (tmp = hdrs; tmp; tmp = tmp->next)
 		explicit_bzero(tmp->data, strlen(tmp->data));
-	curl_slist_free_all(hdrs);
+	cl.slist_free_all(hdrs);
 	explicit_bzero(auth, sizeof(auth));
 	free(b.buf);
 	return err;
@@ -290,14 +342,19 @@ int kube_client__new(const struct kube_client_opts *o, struct kube_client **ret)
 		err = -ENOMEM;
 		goto err_free;
 	}
+	pthread_once(&cl_once, curl_load);
+	if (cl.err) {
+		err = cl.err;
+		goto err_free;
+	}
 	/* libcurl counts init/cleanup pairs; each client holds one */
-	if (curl_global_init(CURL_GLOBAL_DEFAULT)) {
+	if (cl.global_init(CURL_GLOBAL_DEFAULT)) {
 		err = -ENOMEM;
 		goto err_free;
 	}
-	c->curl = curl_easy_init();
+	c->curl = cl.easy_init();
 	if (!c->curl) {
-		curl_global_cleanup();
+		cl.global_cleanup();
 		err = -ENOMEM;
 		goto err_free;
 	}
@@ -316,8 +373,8 @@ void kube_client__free(struct kube_client *c)
 	free(c->token_path);
 	free(c->ca_path);
 	if (c->curl) {
-		curl_easy_cleanup(c->curl);
-		curl_global_cleanup();
+		cl.easy_cleanup(c->curl);
+		cl.global_cleanup();
 	}
 	free(c);
 }

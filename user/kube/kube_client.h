@@ -36,7 +36,10 @@ struct kube_resp {
 
 struct kube_client;
 
-/* Copies @o's strings. 0, -EINVAL (no base URL or body bound) or -ENOMEM. */
+/*
+ * Copies @o's strings. 0, -EINVAL (no base URL or body bound), -ENOMEM, or -ELIBACC when
+ * libcurl could not be loaded (-ELIBBAD: it lacks a function).
+ */
 int kube_client__new(const struct kube_client_opts *o, struct kube_client **ret);
 /* NULL-safe. */
 void kube_client__free(struct kube_client *c);
