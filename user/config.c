@@ -264,7 +264,7 @@ void config_defaults(struct kqos_config *cfg)
 	cfg->nice = -10;
 	cfg->collector.max_cgroups = 16384;
 	cfg->collector.reap_interval_ns = 10 * NSEC_PER_SEC;
-	cfg->collector.walk_interval_ns = 10 * NSEC_PER_SEC;
+	cfg->collector.walk_interval_ns = 60 * NSEC_PER_SEC;
 	cfg->collector.stat_interval_ns = NSEC_PER_SEC;
 	cfg->collector.hist_interval_ns = NSEC_PER_SEC;
 	snprintf(cfg->pmu.cycles, sizeof(cfg->pmu.cycles), "cycles");

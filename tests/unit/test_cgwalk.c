@@ -260,6 +260,29 @@ Test(cgwalk, duplicate_uid_kept_once, .fini = teardown)
 	cr_assert_eq(res->nr_pods, 1);
 }
 
+/* A rescan that found the same tree is the same; a new container or QoS move is not. */
+Test(cgwalk, same_tree_compares_equal, .fini = teardown)
+{
+	struct cgwalk_result *again = NULL;
+
+	cr_assert_eq(fake_cg__new(FAKE_CG_V1, &fc), 0);
+	mk("cpu/kubepods/pod" U1 "/" C1);
+	mk("cpu/kubepods/burstable/pod" U2 "/" C2);
+	scan();
+	cr_assert_eq(cgwalk_scan(cgroupfs__walk_root(cg), &again), 0);
+	cr_expect(cgwalk_result__same(res, again));
+	cgwalk_result__free(again);
+	mk("cpu/kubepods/burstable/pod" U2 "/" C3);
+	cr_assert_eq(cgwalk_scan(cgroupfs__walk_root(cg), &again), 0);
+	cr_expect_not(cgwalk_result__same(res, again), "a new container");
+	cr_expect_not(cgwalk_result__same(again, res));
+	cgwalk_result__free(again);
+	mk("cpu/kubepods/besteffort/pod" U3);
+	cr_assert_eq(cgwalk_scan(cgroupfs__walk_root(cg), &again), 0);
+	cr_expect_not(cgwalk_result__same(res, again), "a new pod");
+	cgwalk_result__free(again);
+}
+
 struct pod_name_case {
 	char parent[24];
 	char name[96];

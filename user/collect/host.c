@@ -41,6 +41,9 @@ struct host {
 	uint64_t files_ns, files_every_ns; /* last read of the files, and the cadence */
 	uint64_t files_all_ns; /* last read of every file (on the walk's cadence) */
 	bool pod_memory; /* pods' memory.stat on the stat cadence, not only the slow one */
+	bool has_root_cpus;
+	struct cpumask root_cpus; /* the cpuset root's effective CPUs, as last read */
+	uint64_t root_cpus_ns;
 	char kubepods[128];
 };
 
@@ -147,6 +150,11 @@ void host__invalidate(struct host *h)
 		podsrc__poll_now(h->src);
 }
 
+void host__rewalk(struct host *h)
+{
+	h->walk_stale = true;
+}
+
 void host__read_node(struct host *h, struct node_stat *ret)
 {
 	nodestat_read(h->proc_root, &h->node_files, ret);
@@ -160,18 +168,29 @@ struct cgid_index *host__ids(struct host *h)
 static void rescan(struct host *h, uint64_t now)
 {
 	struct cgwalk_result *res;
-
 	uint64_t age = now - h->walk_ns;
 
 	/*
 	 * The walk was a third of the agent's time at 1000 cgroups: now mkdir/rmdir events below
 	 * the roots ask for it, and the slow rescan catches what no event reported.
 	 */
-	if (h->walk && (h->walk_stale ? age < WALK_MIN_GAP_NS : age < h->walk_every_ns))
+	bool asked = h->walk_stale;
+
+	if (h->walk && (asked ? age < WALK_MIN_GAP_NS : age < h->walk_every_ns))
 		return;
 	h->walk_stale = false;
 	if (cgwalk_scan(h->mount, &res))
 		return;
+	/*
+	 * The slow rescan mostly finds what the events already told: the same tree keeps its
+	 * generation, so the file list keeps its resolved ids (2000 path lookups at 1000 pods).
+	 * An event's rescan always starts a new one: a cgroup may be new under an old name.
+	 */
+	if (!asked && h->walk && cgwalk_result__same(h->walk, res)) {
+		cgwalk_result__free(res);
+		h->walk_ns = now;
+		return;
+	}
 	cgwalk_result__free(h->walk);
 	h->walk = res;
 	h->walk_ns = now;
@@ -246,6 +265,16 @@ static void read_files(struct host *h, uint64_t now_ns, const struct pod_list *p
 		h->files_all_ns = now_ns;
 }
 
+/* The root's effective CPUs change with hotplug only: read on the stat cadence, not a tick. */
+static void read_root_cpus(struct host *h, uint64_t now_ns)
+{
+	if (h->root_cpus_ns && now_ns - h->root_cpus_ns < h->files_every_ns)
+		return;
+	h->has_root_cpus = h->cgfs && !cgroupfs__read_cpuset(h->cgfs, CG_KNOB_CPUSET_EFFECTIVE, "/",
+							     &h->root_cpus);
+	h->root_cpus_ns = now_ns;
+}
+
 void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, struct cg_delta *cgs,
 		size_t nr_cgs)
 {
@@ -268,8 +297,9 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	in->nr_online = h->nr_online;
 	in->cpumgr = cpumgr_watch__poll(h->cpumgr, now_ns);
 	in->kubepods = h->kubepods;
-	in->has_root_cpus = h->cgfs && !cgroupfs__read_cpuset(h->cgfs, CG_KNOB_CPUSET_EFFECTIVE,
-							      "/", &in->root_cpus);
+	read_root_cpus(h, now_ns);
+	in->has_root_cpus = h->has_root_cpus;
+	in->root_cpus = h->root_cpus;
 	in->cgs = cgs;
 	in->nr_cgs = nr_cgs;
 }

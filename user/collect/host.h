@@ -28,7 +28,7 @@ struct host_opts {
 	uint64_t stat_interval_ns; /* pods' cgroup stat files (0: HOST_STAT_DEFAULT_NS) */
 };
 
-#define HOST_WALK_DEFAULT_NS 10000000000ULL
+#define HOST_WALK_DEFAULT_NS 60000000000ULL
 #define HOST_STAT_DEFAULT_NS 1000000000ULL
 
 int host__new(const struct host_opts *opts, struct host **ret);
@@ -53,6 +53,8 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 
 /* Cgroups came or went: the next read walks the tree and re-expands the pod source now. */
 void host__invalidate(struct host *h);
+/* Some cgroup went away unannounced: the next read walks the tree (the pod source stays). */
+void host__rewalk(struct host *h);
 
 /* /proc's node CPU and memory now: the baseline of the first interval. */
 void host__read_node(struct host *h, struct node_stat *ret);

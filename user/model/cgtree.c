@@ -67,3 +67,24 @@ const struct cgwalk_pod *cgwalk_result__find(const struct cgwalk_result *res, co
 		return NULL;
 	return bsearch(uid, res->pods, res->nr_pods, sizeof(*res->pods), cmp_uid);
 }
+
+static bool same_pod(const struct cgwalk_pod *a, const struct cgwalk_pod *b)
+{
+	if (strcmp(a->uid, b->uid) || a->qos != b->qos || strcmp(a->path, b->path) ||
+	    a->nr_containers != b->nr_containers)
+		return false;
+	for (size_t i = 0; i < a->nr_containers; i++)
+		if (strcmp(a->containers[i].path, b->containers[i].path))
+			return false;
+	return true;
+}
+
+bool cgwalk_result__same(const struct cgwalk_result *a, const struct cgwalk_result *b)
+{
+	if (a->nr_pods != b->nr_pods)
+		return false;
+	for (size_t i = 0; i < a->nr_pods; i++)
+		if (!same_pod(&a->pods[i], &b->pods[i]))
+			return false;
+	return true;
+}

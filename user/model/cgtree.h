@@ -55,6 +55,11 @@ void cgwalk_pod_release(struct cgwalk_pod *pod);
 void cgwalk_result__free(struct cgwalk_result *res);
 /* Borrowed lookup by uid, NULL if absent. */
 const struct cgwalk_pod *cgwalk_result__find(const struct cgwalk_result *res, const char *uid);
+/*
+ * The same pods, QoS tiers and cgroup paths (ids and runtimes follow from the names): a
+ * rescan that found nothing new changes nothing downstream.
+ */
+bool cgwalk_result__same(const struct cgwalk_result *a, const struct cgwalk_result *b);
 
 const char *cgwalk_qos_name(enum cgwalk_qos qos); /* "Guaranteed", "Burstable", "BestEffort" */
 const char *cgwalk_runtime_name(enum cgwalk_runtime rt);
