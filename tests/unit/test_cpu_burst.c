@@ -67,7 +67,7 @@ static void setup(void)
 	for (int i = 0; i < 2; i++) {
 		snap->pods[0].ctrs[i].cgroup = strdup(i ? CTR1 : CTR0);
 		snap->pods[0].ctrs[i].spec = &ctrs[i];
-		snprintf(snap->pods[0].ctrs[i].name, sizeof(snap->pods[0].ctrs[i].name), "c%d", i);
+		snap->pods[0].ctrs[i].name = i ? "c1" : "c0";
 	}
 	cr_assert_eq(cpu_burst_strategy.init(&cfg, &state), 0);
 }

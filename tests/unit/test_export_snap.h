@@ -91,11 +91,12 @@ static inline void snap_fx_stats(struct snap_stats *st, double k, int pmu_n)
 	st->cpi = 1.5;
 }
 
-static inline void snap_fx_ctr(struct snap_container *c, const char *name, const char *cg, double k,
-			       int pmu_n)
+/* @name and @id are borrowed, as the snapshot borrows them from the pod list. */
+static inline void snap_fx_ctr(struct snap_container *c, const char *name, const char *id,
+			       const char *cg, double k, int pmu_n)
 {
-	snprintf(c->name, sizeof(c->name), "%s", name);
-	snprintf(c->id, sizeof(c->id), "%s-id", name);
+	c->name = name;
+	c->id = id;
 	c->cgroup = strdup(cg);
 	c->cgid = (__u64)(k * 1000);
 	snap_fx_stats(&c->st, k, pmu_n);
@@ -202,14 +203,14 @@ static inline struct snapshot *snap_fx_rich(__u64 seq)
 	snap_fx_stats(&p->st, 3.0, 2);
 	p->nr_ctrs = 2;
 	p->ctrs = calloc(2, sizeof(*p->ctrs));
-	snap_fx_ctr(&p->ctrs[0], "web", "/kubepods/poduid-web-0/web", 2.0, 2);
-	snap_fx_ctr(&p->ctrs[1], "sidecar", "/kubepods/poduid-web-0/sidecar", 1.0, 2);
+	snap_fx_ctr(&p->ctrs[0], "web", "web-id", "/kubepods/poduid-web-0/web", 2.0, 2);
+	snap_fx_ctr(&p->ctrs[1], "sidecar", "sidecar-id", "/kubepods/poduid-web-0/sidecar", 1.0, 2);
 	/* batch-1: one container, no PMU */
 	p = &s->pods[1];
 	snap_fx_stats(&p->st, 1.5, 0);
 	p->nr_ctrs = 1;
 	p->ctrs = calloc(1, sizeof(*p->ctrs));
-	snap_fx_ctr(&p->ctrs[0], "worker", "/kubepods/poduid-batch-1/worker", 1.5, 0);
+	snap_fx_ctr(&p->ctrs[0], "worker", "worker-id", "/kubepods/poduid-batch-1/worker", 1.5, 0);
 	/* idle-2: nothing measured (never ran); stats stay absent */
 	/* the bare-metal group */
 	snap_fx_stats(&s->pods[3].st, 0.5, 0);

@@ -342,15 +342,32 @@ static void entity_stats(const struct snapshot *s, const struct cg_acc *a, const
 	sample_stats(a, hist, dt, s->pmu, s->pmu_n, st);
 }
 
-static int add_other(struct snapshot *s, size_t cap, const struct cg_delta *d, struct cg_cum *c,
+/* Room for one more "other": most cgroups belong to a pod, so the list grows as it needs. */
+static struct snap_other *other_slot(struct snapshot *s, size_t *cap)
+{
+	struct snap_other *v;
+	size_t n;
+
+	if (s->nr_others < *cap)
+		return &s->others[s->nr_others];
+	n = *cap ? 2 * *cap : 16;
+	v = realloc(s->others, n * sizeof(*v));
+	if (!v)
+		return NULL;
+	s->others = v;
+	*cap = n;
+	return &s->others[s->nr_others];
+}
+
+static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, struct cg_cum *c,
 		     __u64 dt)
 {
 	struct cg_acc one = { 0 };
-	struct snap_other *o;
+	struct snap_other *o = other_slot(s, cap);
 
-	if (s->nr_others == cap)
-		return 0;
-	o = &s->others[s->nr_others];
+	if (!o)
+		return -ENOMEM;
+	*o = (struct snap_other){ 0 };
 	o->cgroup = strdup(d->path);
 	if (!o->cgroup)
 		return -ENOMEM;
@@ -406,10 +423,11 @@ static void size_chains(struct snapbuild *sb, size_t n)
 static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
 	struct layout *l = &sb->lay;
+	size_t cap = 0;
+	bool others = true;
 
 	layout_begin(l);
 	size_chains(sb, in->nr_cgs);
-	s->others = calloc(in->nr_cgs + 1, sizeof(*s->others));
 	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
 	for (size_t k = 0; k < in->nr_cgs; k++) {
 		const struct cg_delta *d = &in->cgs[k];
@@ -428,8 +446,8 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 				a->hist_head = (__u32)k + 1;
 			}
 			add_member(&s->pods[pod], d->d.cgid);
-		} else if (s->others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
-			add_other(s, in->nr_cgs, d, &sb->cum[k], in->dt_ns);
+		} else if (others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
+			others = !add_other(s, &cap, d, &sb->cum[k], in->dt_ns);
 		}
 	}
 	if (layout_end(l, in->cgs, in->nr_cgs))
@@ -510,8 +528,8 @@ static void place_containers(const struct layout *l, size_t i, const struct pod 
 		struct snap_container *sc = &sp->ctrs[sp->nr_ctrs++];
 
 		sc->spec = c;
-		copy_str(sc->name, sizeof(sc->name), c->name);
-		copy_str(sc->id, sizeof(sc->id), c->id);
+		sc->name = c->name ?: "";
+		sc->id = c->id ?: "";
 		sc->cgroup = take_str(a, x->cgroup);
 		sc->cgid = x->cgid;
 	}
