@@ -9,7 +9,7 @@
 #                             soak (DURATION=, CGROUPS=, ...; bench/README.md, docs/testing.md)
 
 BENCH_TOOLS := $(OUTPUT)/bench/lsprobe $(OUTPUT)/bench/knobwatch $(OUTPUT)/bench/scaleload \
-	$(OUTPUT)/bench/mapfloor
+	$(OUTPUT)/bench/mapfloor $(OUTPUT)/bench/buildbench
 
 .PHONY: bench-tools bench-interference
 
@@ -28,6 +28,12 @@ $(OUTPUT)/bench/mapfloor: bench/mapfloor.c
 	$(call msg,BINARY,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $< $(LDLIBS) -o $@
+
+# buildbench times the snapshot build alone: it links the pure model library.
+$(OUTPUT)/bench/buildbench: bench/buildbench.c $(OUTPUT)/libmodel.a
+	$(call msg,BINARY,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(MODEL_INC) $(LDFLAGS) $< $(OUTPUT)/libmodel.a $(LDLIBS) -o $@
 
 # make bench-scale: kqosd's own CPU and RSS at 100/1000/5000 running cgroups (bench/scale.sh;
 # ROUNDS=, SIZES=, INTERVALS=, BASE= or BASE_REV= pass through the environment).
