@@ -493,29 +493,19 @@ static void *take(struct arena *a, size_t size)
 	return p;
 }
 
-static char *take_str(struct arena *a, const char *s)
-{
-	size_t n;
-
-	if (!s)
-		return NULL;
-	n = strlen(s) + 1;
-	return memcpy(take(a, n), s, n);
-}
-
 static size_t round8(size_t n)
 {
 	return (n + 7) & ~(size_t)7;
 }
 
-/* Pods, their containers and every path, as take() will hand them out. */
+/*
+ * Pods and their containers, as take() will hand them out. Their paths are the layout's
+ * (s->paths): copied, each was a cold string read twice per entity per tick.
+ */
 static size_t arena_size(const struct layout *l, const struct pod_list *pods)
 {
-	size_t n = round8(pods->nr_pods * sizeof(struct snap_pod));
-
-	for (size_t e = 0; e < l->npods + l->nctrs; e++)
-		n += l->ent[e].cgroup ? round8(strlen(l->ent[e].cgroup) + 1) : 0;
-	return n + round8(l->nctrs * sizeof(struct snap_container)) + 8 * pods->nr_pods;
+	return round8(pods->nr_pods * sizeof(struct snap_pod)) +
+	       round8(l->nctrs * sizeof(struct snap_container)) + 8 * pods->nr_pods;
 }
 
 static void place_containers(const struct layout *l, size_t i, const struct pod *pod,
@@ -530,14 +520,14 @@ static void place_containers(const struct layout *l, size_t i, const struct pod 
 		sc->spec = c;
 		sc->name = c->name ?: "";
 		sc->id = c->id ?: "";
-		sc->cgroup = take_str(a, x->cgroup);
+		sc->cgroup = x->cgroup;
 		sc->cgid = x->cgid;
 	}
 }
 
 /*
- * One allocation for all pods, containers and paths: at 1000 pods, four mallocs and frees
- * per pod per tick were a tenth of the agent's time.
+ * One allocation for all pods and containers: at 1000 pods, four mallocs and frees per pod
+ * per tick were a tenth of the agent's time.
  */
 static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, struct snapshot *s)
 {
@@ -548,6 +538,7 @@ static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, st
 	if (err || !l)
 		return err;
 	s->pods_list = pod_list__ref(l);
+	s->paths = snap_strings__ref(sb->lay.paths);
 	s->arena = calloc(1, arena_size(&sb->lay, l) + 8);
 	if (!s->arena)
 		return -ENOMEM;
@@ -557,7 +548,7 @@ static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, st
 		struct snap_pod *sp = &s->pods[s->nr_pods++];
 
 		sp->pod = &l->pods[i];
-		sp->cgroup = take_str(&a, sb->lay.ent[i].cgroup);
+		sp->cgroup = sb->lay.ent[i].cgroup;
 		sp->cgid = sb->lay.ent[i].cgid;
 		if (!l->pods[i].is_static)
 			place_containers(&sb->lay, i, &l->pods[i], sp, &a);

@@ -12,9 +12,7 @@
 
 void layout_clear(struct layout *l)
 {
-	for (size_t i = 0; i < l->npaths; i++)
-		free(l->paths[i]);
-	free(l->paths);
+	snap_strings__put(l->paths);
 	free(l->ent);
 	free(l->ctr_base);
 	free(l->owners);
@@ -48,17 +46,17 @@ static const struct cg_file_stat *file_of(const struct snapbuild_input *in, cons
 }
 
 /* The walk's paths are relative; an entity's is "/" + that, owned by the layout. */
-static const char *own_path(struct layout *l, const char *rel)
+static char *own_path(struct layout *l, const char *rel)
 {
 	char *p;
 
-	if (asprintf(&p, "/%s", rel) < 0)
+	if (l->paths->n == l->paths->cap || asprintf(&p, "/%s", rel) < 0)
 		return NULL;
-	l->paths[l->npaths++] = p;
+	l->paths->v[l->paths->n++] = p;
 	return p;
 }
 
-static void set_ent(struct layout *l, const struct snapbuild_input *in, long e, const char *cgroup)
+static void set_ent(struct layout *l, const struct snapbuild_input *in, long e, char *cgroup)
 {
 	struct lay_ent *x = &l->ent[e];
 
@@ -79,7 +77,7 @@ static void place_containers(struct layout *l, const struct snapbuild_input *in,
 	for (size_t j = 0; j < pod->nr_containers; j++) {
 		const struct pod_container *c = &pod->containers[j];
 		long e = (long)(l->npods + l->ctr_base[i] + j);
-		const char *path = NULL;
+		char *path = NULL;
 
 		for (size_t k = 0; w && c->id && k < w->nr_containers; k++)
 			if (!strcmp(w->containers[k].id, c->id))
@@ -125,7 +123,7 @@ static int alloc_layout(struct layout *l, const struct pod_list *pods)
 	l->npods = pods ? pods->nr_pods : 0;
 	l->ent = calloc(l->npods + l->nctrs + 1, sizeof(*l->ent));
 	l->ctr_base = calloc(l->npods + 1, sizeof(*l->ctr_base));
-	l->paths = calloc(l->npods + l->nctrs + 1, sizeof(*l->paths));
+	l->paths = snap_strings__new(l->npods + l->nctrs + 1);
 	l->owners = calloc(nown, sizeof(*l->owners));
 	l->acc = calloc(l->npods + l->nctrs + 1, sizeof(*l->acc));
 	l->touched = calloc(l->npods + l->nctrs + 1, sizeof(*l->touched));

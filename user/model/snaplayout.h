@@ -22,7 +22,7 @@ struct lay_owner {
 
 /* Where one pod or container is: borrowed from the inputs the layout was made from. */
 struct lay_ent {
-	const char *cgroup; /* "/kubepods/...", NULL when not found */
+	char *cgroup; /* "/kubepods/...", NULL when not found */
 	__u64 cgid;
 	const struct cg_file_stat *file; /* its stat files, NULL when not read */
 };
@@ -45,8 +45,7 @@ struct layout {
 	size_t npods, nctrs;
 	struct lay_ent *ent; /* npods + nctrs */
 	size_t *ctr_base; /* pod i's first container is entity npods + ctr_base[i] */
-	char **paths; /* the strings ent[].cgroup points to where the layout made them */
-	size_t npaths;
+	struct snap_strings *paths; /* those ent[].cgroup points to where the layout made them */
 	struct lay_owner *owners; /* sorted by path */
 	size_t nowners;
 	struct lay_id *ids, *miss; /* by cgid; this tick's new ids */

@@ -5,6 +5,33 @@
 
 #include "snapshot.h"
 
+struct snap_strings *snap_strings__new(size_t cap)
+{
+	struct snap_strings *ss = calloc(1, sizeof(*ss) + cap * sizeof(ss->v[0]));
+
+	if (!ss)
+		return NULL;
+	ss->refs = 1;
+	ss->cap = cap;
+	return ss;
+}
+
+struct snap_strings *snap_strings__ref(struct snap_strings *ss)
+{
+	if (ss)
+		ss->refs++;
+	return ss;
+}
+
+void snap_strings__put(struct snap_strings *ss)
+{
+	if (!ss || --ss->refs)
+		return;
+	for (size_t i = 0; i < ss->n; i++)
+		free(ss->v[i]);
+	free(ss);
+}
+
 struct snapshot *snapshot__new(void)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
@@ -55,6 +82,7 @@ void snapshot__put(struct snapshot *s)
 	free(s->others);
 	free(s->rdt);
 	pod_list__put(s->pods_list);
+	snap_strings__put(s->paths);
 	cpumgr_state__put(s->node.cpumgr);
 	free(s);
 }

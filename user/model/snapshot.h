@@ -71,7 +71,7 @@ struct snap_container {
 	 */
 	const char *name; /* spec name, or the id's first 12 chars when unknown */
 	const char *id; /* "" when unknown */
-	char *cgroup; /* relative to the hierarchy mount, "/..."; NULL when not found */
+	char *cgroup; /* relative to the mount, "/..."; NULL when not found; see paths */
 	__u64 cgid;
 	char cpuset[128]; /* effective CPUs of the cgroup, "" when unknown */
 	struct snap_stats st;
@@ -81,7 +81,7 @@ struct snap_container {
 
 struct snap_pod {
 	const struct pod *pod; /* borrowed from snapshot->pods_list */
-	char *cgroup; /* NULL when the pod has no cgroup on this node (yet) */
+	char *cgroup; /* NULL when the pod has no cgroup on this node (yet); see paths */
 	__u64 cgid;
 	char cpuset[128]; /* effective CPUs of the pod cgroup, "" when unknown */
 	struct snap_stats st;
@@ -267,10 +267,31 @@ struct snap_events {
 	__u64 watches; /* LS cgroups watched */
 };
 
+/*
+ * Strings that live as long as the last snapshot holding them: the cgroup paths of a layout
+ * (snapbuild), made once per pod list or walk, which every snapshot built on it borrows.
+ */
+struct snap_strings {
+	unsigned int refs;
+	size_t n, cap;
+	char *v[];
+};
+
+/* Room for @cap strings, one reference; NULL on -ENOMEM. */
+struct snap_strings *snap_strings__new(size_t cap);
+struct snap_strings *snap_strings__ref(struct snap_strings *ss);
+/* Frees each string with the last reference. NULL-safe. */
+void snap_strings__put(struct snap_strings *ss);
+
 struct snapshot {
 	unsigned int refs;
-	/* snapbuild's one block for pods, containers and their paths; NULL: each its own */
+	/*
+	 * snapbuild's one block for pods and containers; NULL: each its own, and their cgroup
+	 * strings too (a snapshot made by hand)
+	 */
 	void *arena;
+	/* where pods' and containers' cgroup point (with pods_list): a reference, or NULL */
+	struct snap_strings *paths;
 	__u64 seq; /* 1, 2, ... per agent run */
 	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
 	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
