@@ -91,11 +91,11 @@ void totals_pmu_per_s(const struct cg_totals *d, __u64 dt_ns, double *ret)
 static int coarse_bucket(__u32 slot)
 {
 	__u64 upper = kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot);
+	/* the first i with upper <= 2^(FIRST_LOG + i): from upper's ceil(log2) */
+	int log = upper > 1 ? 64 - __builtin_clzll(upper - 1) : 0;
+	int i = log > SNAP_RQ_FIRST_LOG ? log - SNAP_RQ_FIRST_LOG : 0;
 
-	for (int i = 0; i < SNAP_RQ_BUCKETS; i++)
-		if (upper <= (1ULL << (SNAP_RQ_FIRST_LOG + i)))
-			return i;
-	return -1; /* only in +Inf */
+	return i < SNAP_RQ_BUCKETS ? i : -1; /* -1: only in +Inf */
 }
 
 static void delta_one(const struct cg_totals *prev, const struct cg_totals *cur, __u64 dt_ns,
@@ -153,6 +153,12 @@ void hist_add(__u32 *dst, const __u32 *src)
 {
 	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
 		dst[s] += src[s];
+}
+
+void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b)
+{
+	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+		dst[s] = a[s] + b[s];
 }
 
 void totals_add(struct cg_totals *t, const struct cg_totals *o)

@@ -84,6 +84,8 @@ void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum 
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src);
 /* @dst += @src, slot by slot: an entity's histogram from its cgroups'. */
 void hist_add(__u32 *dst, const __u32 *src);
+/* @dst = @a + @b, slot by slot: the first two of an entity's, without zeroing @dst first. */
+void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b);
 
 /*
  * Rates of @a over @dt_ns into @st (left as is when @a saw no cgroup): CPU, runs, wait mean,
