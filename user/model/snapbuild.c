@@ -77,15 +77,31 @@ static int cum_reserve(struct snapbuild *sb, size_t n)
 	return 0;
 }
 
+/* The same cgroups as the table's, in the same order: the deltas go in place. */
+static bool cum_in_place(struct snapbuild *sb, const struct snapbuild_input *in)
+{
+	if (in->nr_cgs != sb->ncum)
+		return false;
+	for (size_t k = 0; k < in->nr_cgs; k++)
+		if (in->cgs[k].d.cgid != sb->cum[k].cgid)
+			return false;
+	for (size_t k = 0; k < in->nr_cgs; k++)
+		cg_cum_add_delta(&sb->cum[k], &in->cgs[k].d);
+	return true;
+}
+
 /*
  * Carry the cumulative table over to this tick's cgroups (both sorted by cgid) and add the
- * deltas: a cgroup that left the maps leaves the table.
+ * deltas: a cgroup that left the maps leaves the table. Copied only when cgroups came or
+ * went (the copy was 600 KB a tick at 1000 pods).
  */
 static int cum_update(struct snapbuild *sb, const struct snapbuild_input *in)
 {
 	struct cg_cum *t;
 	size_t i = 0;
 
+	if (cum_in_place(sb, in))
+		return 0;
 	if (cum_reserve(sb, in->nr_cgs ? in->nr_cgs : 1))
 		return -ENOMEM;
 	for (size_t k = 0; k < in->nr_cgs; k++) {
