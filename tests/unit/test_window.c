@@ -223,3 +223,59 @@ Test(window, a_reordered_or_replaced_pod_list_keeps_each_pods_own_history)
 	cr_assert_eq(q("c", WIN_CPU_CORES, WIN_AVG, 2, 6, &v), 0);
 	cr_expect_float_eq(v, 3.0, 1e-9);
 }
+
+/* A list as a pod source hands it over: heap pods, freed with the list's last reference. */
+static struct pod_list *list_of(const char *const *uids, size_t n)
+{
+	struct pod_list *l = pod_list__new();
+
+	cr_assert_not_null(l);
+	l->pods = calloc(n, sizeof(*l->pods));
+	cr_assert_not_null(l->pods);
+	for (size_t i = 0; i < n; i++) {
+		l->pods[i].uid = strdup(uids[i]);
+		l->pods[i].qos_raw = l->pods[i].qos = POD_QOS_LS;
+		l->pods[i].is_active = true;
+	}
+	l->nr_pods = n;
+	return l;
+}
+
+static void feed_list(uint64_t t_s, struct pod_list *l, const double *cores)
+{
+	struct snapshot *s = snapshot__new();
+
+	cr_assert_not_null(s);
+	s->mono_ns = t_s * SEC;
+	s->interval_s = 1.0;
+	s->node.nr_cpus = 4;
+	s->pods_list = pod_list__ref(l);
+	s->pods = calloc(l->nr_pods, sizeof(*s->pods));
+	s->nr_pods = l->nr_pods;
+	for (size_t i = 0; i < l->nr_pods; i++) {
+		s->pods[i].pod = &l->pods[i];
+		s->pods[i].st.has_cpu = true;
+		s->pods[i].st.cpu_cores = cores[i];
+	}
+	cr_assert_eq(window__feed(w, s, NULL), 0);
+	snapshot__put(s);
+}
+
+/* Fed the same pod list again, each pod's series is its hint's; a new list is checked by uid. */
+Test(window, the_same_pod_list_goes_by_its_hints_a_new_one_by_uid)
+{
+	static const char *const xy[] = { "x", "y" }, *const yx[] = { "y", "x" };
+	struct pod_list *a = list_of(xy, 2), *b = list_of(yx, 2);
+	double c12[] = { 1.0, 2.0 }, c21[] = { 2.0, 1.0 }, v;
+
+	for (uint64_t t = 1; t <= 3; t++)
+		feed_list(t, a, c12);
+	feed_list(4, b, c21); /* a new list, the same pods in another order */
+	feed_list(5, b, c21);
+	pod_list__put(a); /* the window's reference keeps nothing of it alive past the switch */
+	cr_assert_eq(q("x", WIN_CPU_CORES, WIN_MAX, 5, 5, &v), 0);
+	cr_expect_float_eq(v, 1.0, 1e-9, "x's history got y's samples");
+	cr_assert_eq(q("y", WIN_CPU_CORES, WIN_AVG, 5, 5, &v), 0);
+	cr_expect_float_eq(v, 2.0, 1e-9);
+	pod_list__put(b);
+}

@@ -26,6 +26,11 @@ struct window {
 	 * while no series came or went.
 	 */
 	size_t *hint, nhint, cap_hint;
+	/*
+	 * The pod list the hints were made on (a reference): fed again with it, pod i is the same
+	 * pod, and its uid (a cold string per pod) need not be compared.
+	 */
+	struct pod_list *hint_list;
 };
 
 static const char *const metric_names[WIN_METRIC_NR] = {
@@ -83,6 +88,7 @@ void window__free(struct window *w)
 		free(w->pods[i].ring);
 	free(w->pods);
 	free(w->hint);
+	pod_list__put(w->hint_list);
 	free(w);
 }
 
@@ -318,17 +324,22 @@ static bool drop_unseen(struct window *w)
 	return j != n;
 }
 
-static struct win_series *hinted(const struct window *w, size_t i, const char *uid)
+static struct win_series *hinted(const struct window *w, size_t i, const char *uid, bool same)
 {
-	if (i >= w->nhint || w->hint[i] >= w->nr_pods || strcmp(w->pods[w->hint[i]].uid, uid))
+	if (i >= w->nhint || w->hint[i] >= w->nr_pods ||
+	    (!same && strcmp(w->pods[w->hint[i]].uid, uid)))
 		return NULL;
 	return &w->pods[w->hint[i]];
 }
 
-/* The series of pod @uid: by the hint, in the sorted prefix, among this round's additions. */
-static struct win_series *series_of(struct window *w, size_t i, size_t sorted, const char *uid)
+/*
+ * The series of pod @uid: by the hint (trusted when @same, the hints' pod list), in the sorted
+ * prefix, among this round's additions.
+ */
+static struct win_series *series_of(struct window *w, size_t i, size_t sorted, const char *uid,
+				    bool same)
 {
-	struct win_series *s = hinted(w, i, uid);
+	struct win_series *s = hinted(w, i, uid, same);
 
 	if (!s)
 		s = find_sorted(w, sorted, uid);
@@ -360,6 +371,7 @@ int window__feed(struct window *w, const struct snapshot *snap, const struct win
 {
 	struct win_sample smp;
 	size_t sorted = w->nr_pods;
+	bool same = snap->pods_list && snap->pods_list == w->hint_list;
 	bool hints, added;
 	int err = 0;
 
@@ -370,7 +382,7 @@ int window__feed(struct window *w, const struct snapshot *snap, const struct win
 	hints = size_hints(w, snap->nr_pods);
 	for (size_t i = 0; i < snap->nr_pods; i++) {
 		const struct snap_pod *sp = &snap->pods[i];
-		struct win_series *s = series_of(w, i, sorted, sp->pod->uid);
+		struct win_series *s = series_of(w, i, sorted, sp->pod->uid, same);
 
 		if (!s) {
 			err = -ENOMEM;
@@ -391,6 +403,10 @@ int window__feed(struct window *w, const struct snapshot *snap, const struct win
 	/* additions were appended; a drop keeps the order */
 	if (added && w->nr_pods > 1)
 		qsort(w->pods, w->nr_pods, sizeof(*w->pods), cmp_series);
+	if (w->hint_list != snap->pods_list) {
+		pod_list__put(w->hint_list);
+		w->hint_list = w->nhint ? pod_list__ref(snap->pods_list) : NULL;
+	}
 	return err;
 }
 
