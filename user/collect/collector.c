@@ -21,8 +21,14 @@
 #include "log.h"
 #include "sample.h"
 
-/* Keys per batch lookup: bounds the value buffers (BATCH * ncpus * 136 B, and 1 KB for hists). */
+/* Keys per batch lookup: bounds the value buffers (BATCH * ncpus * 136 B). */
 #define BATCH 256
+/*
+ * The same for histograms (1 KB per CPU each): few enough that what the kernel just wrote is
+ * still in cache when it is summed; 256 at a time (512 KB on 2 CPUs) were read back from
+ * memory.
+ */
+#define HIST_BATCH 32
 
 struct key_idx {
 	__u64 cgid;
@@ -205,7 +211,7 @@ static int alloc_buffers(struct collector *c)
 {
 	c->keys = calloc(BATCH, sizeof(*c->keys));
 	c->vals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->vals));
-	c->hvals = calloc((size_t)BATCH * c->ncpus, sizeof(*c->hvals));
+	c->hvals = calloc((size_t)HIST_BATCH * c->ncpus, sizeof(*c->hvals));
 	c->cpu_vals = calloc(c->ncpus, sizeof(*c->cpu_vals));
 	return c->keys && c->vals && c->hvals && c->cpu_vals ? 0 : -ENOMEM;
 }
@@ -605,10 +611,11 @@ static void sum_hist(struct collector *c, const struct kqos_cg_hist *v, struct c
 }
 
 /* A cgroup without a cg_hist entry never waited: read, with nothing added. */
-static void no_waits(struct collector *c, struct cg_totals *buf, size_t i)
+static void no_waits(struct cg_totals *buf, size_t i)
 {
-	memset(c->hs.delta[i], 0, sizeof(c->hs.delta[i]));
-	buf[i].rq_hist = c->hs.delta[i];
+	static const __u32 none[KQOS_HIST_SLOTS];
+
+	buf[i].rq_hist = none;
 	buf[i].no_hist = false;
 }
 
@@ -621,9 +628,9 @@ static int read_all_hists(struct collector *c, struct cg_totals *buf, size_t n)
 	int err = 0;
 
 	for (size_t i = 0; i < n; i++)
-		no_waits(c, buf, i);
+		no_waits(buf, i);
 	while (!err) {
-		__u32 count = BATCH;
+		__u32 count = HIST_BATCH;
 
 		err = bpf_map_lookup_batch(fd, in, &out_batch, c->keys, c->hvals, &count, NULL);
 		if (err && errno != ENOENT)
@@ -656,7 +663,7 @@ static void read_watched_hists(struct collector *c, struct cg_totals *buf, size_
 		if (!bpf_map_lookup_elem(fd, &w[i].cgid, c->hvals))
 			sum_hist(c, c->hvals, buf, (size_t)(t - buf));
 		else if (errno == ENOENT)
-			no_waits(c, buf, (size_t)(t - buf));
+			no_waits(buf, (size_t)(t - buf));
 	}
 }
 
