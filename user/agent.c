@@ -487,7 +487,9 @@ static int open_model(struct agent *a)
 	int err = open_source(a, &ho.src);
 
 	if (err) {
-		log_err("cannot start the pod source", "source=%s err=%d", a->src_kind, err);
+		/* -ELIBACC: libcurl is not installed, and the message says so */
+		log_err("cannot start the pod source", "source=%s err=%d why=\"%s\"", a->src_kind,
+			err, strerror(-err));
 		return err;
 	}
 	log_info("pod source", "kind=%s", a->src_kind);

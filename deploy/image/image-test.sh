@@ -12,7 +12,7 @@
 #   below 2 CPUs, this host has 2). seccomp: RuntimeDefault as containerd has it, i.e. podman's
 #   default with bpf/perf_event_open allowed under CAP_BPF/CAP_PERFMON (deploy/image/seccomp.py).
 #
-# It checks: BPF loads, host cgroups are seen (kqos-top from the host and from inside), a busy
+# It checks: BPF loads, libcurl loads (kqosd dlopen()s it), host cgroups are seen (kqos-top from the host and from inside), a busy
 # BE group is suppressed next to a busy LS group, kqos.prom is written and passes promtool, the
 # health check passes and then fails while kqosd is SIGSTOPped, `podman stop` restores every
 # value byte for byte, and without any one of the capabilities kqosd refuses to start with its
@@ -151,6 +151,19 @@ json.dump(cfg, open(sys.argv[1], "w"), indent=1)
 EOF
 }
 
+# The ConfigMap's config with the kubelet source at a port nothing listens on (host network),
+# and a token file beside it: what kqosd tells of it shows whether libcurl loaded.
+kubelet_config() {
+	echo kqos-image-test >"$(dirname "$1")/kubelet.token" || return 1
+	python3 - "$1" <<'EOF'
+import json, sys
+cfg = json.load(open("deploy/kubernetes/base/kqosd.json"))
+cfg["pods"] = {"source": "kubelet", "kubelet": {"url": "https://127.0.0.1:1",
+                                                "tokenFile": "/etc/kqos/kubelet.token"}}
+json.dump(cfg, open(sys.argv[1], "w"), indent=1)
+EOF
+}
+
 # The DaemonSet's pod as podman flags, read off the rendered manifest (podman-flags.mjs), with
 # the host paths of the journal, socket, textfile and kubelet dirs and the ConfigMap moved into
 # $work so the host's own are not touched. One flag per line in $work/pod.flags.
@@ -243,6 +256,14 @@ main() {
 	RUN_ARGS=(--check-config /etc/kqos/kqosd.json)
 	check "kqosd --check-config accepts the ConfigMap's config inside the image" \
 		run_pod "$name-cfg"
+	# kqosd dlopen()s libcurl with the first kubelet client, so ldd does not list it: the
+	# image must carry it and its TLS stack. A kubelet that is not there gets curl's own error.
+	kubelet_config "$work/etc/kubelet.json" || die "kubelet test config"
+	RUN_ARGS=(--once --config /etc/kqos/kubelet.json)
+	out=$(run_pod "$name-curl" 2>&1)
+	check "libcurl loads inside the image (curl's own error for a kubelet not there)" \
+		grep -q "Couldn't connect to server" <<<"$out"
+	grep -q "Couldn't connect to server" <<<"$out" || sed 's/^/# /' <<<"$out" | head -20
 
 	make_groups || die "cannot make the test cgroups under $CG"
 	save_values "$work/before"
