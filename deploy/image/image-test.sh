@@ -263,7 +263,9 @@ main() {
 	out=$(run_pod "$name-curl" 2>&1)
 	check "libcurl loads inside the image (curl's own error for a kubelet not there)" \
 		grep -q "Couldn't connect to server" <<<"$out"
-	grep -q "Couldn't connect to server" <<<"$out" || sed 's/^/# /' <<<"$out" | head -20
+	grep -q "Couldn't connect to server" <<<"$out" || head -20 <<<"$out" | while read -r l; do
+		echo "# $l"
+	done
 
 	make_groups || die "cannot make the test cgroups under $CG"
 	save_values "$work/before"
