@@ -121,6 +121,34 @@ Test(snapbuild, unresolved_cgroups_are_left_out)
 	snapshot__put(s);
 }
 
+/* Entities with the same cpuset list share the snapshot's one copy, which outlives the files. */
+Test(snapbuild, cpusets_are_the_snapshots_own_and_shared)
+{
+	struct cg_file_stat f[2] = {
+		{ .path = "/" POD, .cgid = 10, .cpuset = "0-3" },
+		{ .path = "/" CTR, .cgid = 11, .cpuset = "0-3" },
+	};
+	struct snapshot *s;
+
+	in.files = f;
+	in.nr_files = 2;
+	s = snapbuild__build(sb, &in);
+	cr_assert_str_eq(s->pods[0].cpuset, "0-3");
+	cr_assert_eq(s->pods[0].cpuset, s->pods[0].ctrs[0].cpuset, "one copy for both");
+	snprintf(f[0].cpuset, sizeof(f[0].cpuset), "2");
+	snprintf(f[1].cpuset, sizeof(f[1].cpuset), "3");
+	cr_expect_str_eq(s->pods[0].cpuset, "0-3", "the next read changed a built snapshot");
+	snapshot__put(s);
+	s = snapbuild__build(sb, &in);
+	cr_expect_str_eq(s->pods[0].cpuset, "2");
+	cr_expect_str_eq(s->pods[0].ctrs[0].cpuset, "3");
+	f[1].cpuset[0] = '\0';
+	snapshot__put(s);
+	s = snapbuild__build(sb, &in);
+	cr_expect_str_eq(s->pods[0].ctrs[0].cpuset, "", "unknown is empty, never NULL");
+	snapshot__put(s);
+}
+
 Test(snapbuild, throttling_ratio_and_cpuset_from_the_files)
 {
 	struct cg_file_stat f[2] = {

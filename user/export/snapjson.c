@@ -77,7 +77,7 @@ static json_t *ctr_json(const struct snapshot *s, const struct snap_container *c
 	json_t *o = json_pack("{s:s, s:s, s:o}", "name", c->name, "id", c->id, "stats",
 			      stats_json(s, &c->st));
 
-	if (o && *c->cpuset)
+	if (o && c->cpuset && *c->cpuset)
 		set_new(o, "cpuset", json_string(c->cpuset));
 	if (o && c->cgroup) {
 		set_new(o, "cgroup", json_string(c->cgroup));
@@ -134,7 +134,7 @@ static json_t *pod_json(const struct snapshot *s, const struct snap_pod *p)
 	if (pod->res_status.state == POD_ANN_OK && pod->res_status.cpuset &&
 	    *pod->res_status.cpuset)
 		set_new(o, "cpuset_status", json_string(pod->res_status.cpuset));
-	if (*p->cpuset)
+	if (p->cpuset && *p->cpuset)
 		set_new(o, "cpuset", json_string(p->cpuset));
 	if (p->cgroup) {
 		set_new(o, "cgroup", json_string(p->cgroup));

@@ -83,6 +83,7 @@ void snapshot__put(struct snapshot *s)
 	free(s->rdt);
 	pod_list__put(s->pods_list);
 	snap_strings__put(s->paths);
+	snap_strings__put(s->cpusets);
 	cpumgr_state__put(s->node.cpumgr);
 	free(s);
 }

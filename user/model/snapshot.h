@@ -73,7 +73,7 @@ struct snap_container {
 	const char *id; /* "" when unknown */
 	char *cgroup; /* relative to the mount, "/..."; NULL when not found; see paths */
 	__u64 cgid;
-	char cpuset[128]; /* effective CPUs of the cgroup, "" when unknown */
+	const char *cpuset; /* effective CPUs of the cgroup, "" when unknown; in cpusets */
 	struct snap_stats st;
 };
 
@@ -83,7 +83,7 @@ struct snap_pod {
 	const struct pod *pod; /* borrowed from snapshot->pods_list */
 	char *cgroup; /* NULL when the pod has no cgroup on this node (yet); see paths */
 	__u64 cgid;
-	char cpuset[128]; /* effective CPUs of the pod cgroup, "" when unknown */
+	const char *cpuset; /* effective CPUs of the pod cgroup, "" when unknown; in cpusets */
 	struct snap_stats st;
 	struct snap_container *ctrs;
 	size_t nr_ctrs;
@@ -292,6 +292,8 @@ struct snapshot {
 	void *arena;
 	/* where pods' and containers' cgroup point (with pods_list): a reference, or NULL */
 	struct snap_strings *paths;
+	/* the distinct cpuset lists pods and containers point to (snapbuild), or NULL */
+	struct snap_strings *cpusets;
 	__u64 seq; /* 1, 2, ... per agent run */
 	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
 	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
