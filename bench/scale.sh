@@ -52,7 +52,7 @@ make -C "$REPO" --no-print-directory OUTPUT="$OUTPUT" "$KQOSD" "$OUTPUT/bench/sc
 if [ -z "$BASE" ] && [ -n "${BASE_REV:-}" ]; then
 	wt=$REPO/.bench-base-$BASE_REV
 	[ -d "$wt" ] || git -C "$REPO" worktree add --detach "$wt" "$BASE_REV" >&2
-	make -C "$wt" --no-print-directory kqosd >&2 || die "could not build kqosd at $BASE_REV"
+	make -C "$wt" --no-print-directory OUTPUT="$wt/.output" "$wt/.output/kqosd" >&2 || die "could not build kqosd at $BASE_REV"
 	BASE=$wt/.output/kqosd
 fi
 bins=(now)
