@@ -143,16 +143,16 @@ int host__cgid_of(const struct host *h, const char *rel, uint64_t *ret)
 	return err;
 }
 
-void host__invalidate(struct host *h)
-{
-	h->walk_stale = true;
-	if (h->src)
-		podsrc__poll_now(h->src);
-}
-
 void host__rewalk(struct host *h)
 {
 	h->walk_stale = true;
+}
+
+void host__invalidate(struct host *h)
+{
+	host__rewalk(h);
+	if (h->src)
+		podsrc__poll_now(h->src);
 }
 
 void host__read_node(struct host *h, struct node_stat *ret)

@@ -222,14 +222,14 @@ static const char *pooled_cpuset(struct cpuset_pool *cp, struct snap_strings *ss
 	return copy;
 }
 
-static void add_files(struct cpuset_pool *cp, struct snapshot *s, const struct cg_file_stat *f,
-		      struct snap_stats *st, const char **cpuset)
+static void add_files(struct cpuset_pool *cp, struct snap_strings *pool,
+		      const struct cg_file_stat *f, struct snap_stats *st, const char **cpuset)
 {
 	*cpuset = "";
 	if (!f)
 		return;
 	/* The CPUs the cgroup really runs on (cpuset's effective list), for kqos-top. */
-	*cpuset = pooled_cpuset(cp, s->cpusets, f->cpuset);
+	*cpuset = pooled_cpuset(cp, pool, f->cpuset);
 	st->has_memory = f->has_memory;
 	st->mem_used_bytes = f->mem_used_bytes;
 	if (!f->has_cpu_stat)
@@ -257,12 +257,12 @@ static void throttle_all(const struct layout *l, struct snapshot *s)
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 
-		add_files(&cp, s, l->ent[i].file, &p->st, &p->cpuset);
+		add_files(&cp, s->cpusets, l->ent[i].file, &p->st, &p->cpuset);
 		for (size_t j = 0; j < p->nr_ctrs; j++) {
 			struct snap_container *c = &p->ctrs[j];
 
-			add_files(&cp, s, l->ent[l->npods + l->ctr_base[i] + j].file, &c->st,
-				  &c->cpuset);
+			add_files(&cp, s->cpusets, l->ent[l->npods + l->ctr_base[i] + j].file,
+				  &c->st, &c->cpuset);
 		}
 	}
 }
