@@ -5,8 +5,10 @@
  * kqosd's 100 ms tick sees it with collector.histInterval 1 s. Pure: no root, no BPF, no
  * files, so a change to the model can be measured before and after on a busy machine too.
  *
- *   buildbench PODS TICKS ROUNDS
+ *   buildbench PODS TICKS ROUNDS [EVICT_MB]
  *
+ * EVICT_MB (0): before each build, write that many MB elsewhere (untimed), so the build finds
+ * its data evicted from the caches as kqosd does among a running load (2-3x slower than hot).
  * Prints, per round, the mean µs per build and ns per entity (pod or container), and the
  * medians of builds without and with histograms; then the median of the rounds. Figures,
  * never a verdict.
@@ -144,7 +146,15 @@ static double median(double *v, size_t n)
 	return n ? v[n / 2] : 0;
 }
 
-static struct figures one_round(struct load *l, unsigned int ticks)
+/* Push the build's data out of the caches, as a load running between two ticks does. */
+static void evict(unsigned char *buf, size_t len, unsigned int t)
+{
+	for (size_t i = 0; i < len; i += 64)
+		buf[i] = (unsigned char)(t + i);
+}
+
+static struct figures one_round(struct load *l, unsigned int ticks, unsigned char *ev,
+				size_t ev_len)
 {
 	struct snapbuild_opts o = { .hierarchy = "v1-cpu", .mount = "/m", .pod_source = "cgroup" };
 	double *plain = calloc(ticks, sizeof(double)), *hist = calloc(ticks, sizeof(double));
@@ -160,6 +170,7 @@ static struct figures one_round(struct load *l, unsigned int ticks)
 		double t0, us;
 
 		tick_input(l, t, &in);
+		evict(ev, ev_len, t);
 		t0 = now_us();
 		s = snapbuild__build(sb, &in);
 		us = now_us() - t0;
@@ -188,19 +199,23 @@ int main(int argc, char **argv)
 	size_t npods = argc > 1 ? strtoul(argv[1], NULL, 10) : 1000;
 	unsigned int ticks = argc > 2 ? strtoul(argv[2], NULL, 10) : 200;
 	unsigned int rounds = argc > 3 ? strtoul(argv[3], NULL, 10) : 5;
+	size_t ev_len = (argc > 4 ? strtoul(argv[4], NULL, 10) : 0) << 20;
+	unsigned char *ev = ev_len ? malloc(ev_len) : NULL;
 	double mean[64], plain[64], hist[64];
 	struct load l;
 
-	if (!npods || ticks < HIST_EVERY || !rounds || rounds > 64) {
-		fprintf(stderr, "usage: buildbench PODS TICKS ROUNDS (TICKS >= %d, ROUNDS <= 64)\n",
+	if (!npods || ticks < HIST_EVERY || !rounds || rounds > 64 || (ev_len && !ev)) {
+		fprintf(stderr,
+			"usage: buildbench PODS TICKS ROUNDS [EVICT_MB] (TICKS >= %d, ROUNDS <= 64)\n",
 			HIST_EVERY);
 		return 2;
 	}
 	make_load(&l, npods);
-	printf("buildbench: %zu pods (%zu entities), %u ticks a round, histograms every %d\n",
-	       npods, 2 * npods, ticks, HIST_EVERY);
+	printf("buildbench: %zu pods (%zu entities), %u ticks a round, histograms every %d, "
+	       "%zu MB evicted before each\n",
+	       npods, 2 * npods, ticks, HIST_EVERY, ev_len >> 20);
 	for (unsigned int r = 0; r < rounds; r++) {
-		struct figures f = one_round(&l, ticks);
+		struct figures f = one_round(&l, ticks, ev, ev_len);
 
 		mean[r] = f.mean;
 		plain[r] = f.plain;
@@ -213,5 +228,6 @@ int main(int argc, char **argv)
 	       "histograms, %.1f us with\n",
 	       median(mean, rounds), median(mean, rounds) * 1e3 / (2 * npods),
 	       median(plain, rounds), median(hist, rounds));
+	free(ev);
 	return 0;
 }
