@@ -21,10 +21,10 @@ size_t test_rates(const struct cg_totals *prev, size_t nprev, const struct cg_to
 		if (!cg_delta_active(&d[i]))
 			continue;
 		cg_cum_add_delta(&c, &d[i].d);
-		cg_acc_add(&a, &d[i], &c);
+		cg_acc_add(&a, &d[i]);
 		memset(&out[k], 0, sizeof(out[k]));
 		out[k].cgid = d[i].d.cgid;
-		sample_stats(&a, d[i].d.rq_hist, dt_ns, ev, n, &out[k].st);
+		sample_stats(&a, &c, d[i].d.rq_hist, dt_ns, ev, n, &out[k].st);
 		k++;
 	}
 	free(d);

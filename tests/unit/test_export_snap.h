@@ -59,9 +59,15 @@ static struct pod snap_fx_pods[5] = {
 	  .k8s_qos = POD_K8S_QOS_GUARANTEED },
 };
 
+/* Room for the buckets of the fixtures' entities (rq_hist_total points into it). */
+static __u64 snap_fx_buckets[64][SNAP_RQ_BUCKETS];
+static unsigned int snap_fx_nbuckets;
+
 /* Stats with every metric; @k scales the values so entities differ. */
 static inline void snap_fx_stats(struct snap_stats *st, double k, int pmu_n)
 {
+	__u64 *b = snap_fx_buckets[snap_fx_nbuckets++ % 64];
+
 	memset(st, 0, sizeof(*st));
 	st->has_cpu = true;
 	st->cpu_cores = 0.5 * k;
@@ -75,7 +81,8 @@ static inline void snap_fx_stats(struct snap_stats *st, double k, int pmu_n)
 	st->rq_waits_total = (__u64)(1000 * k) + 24;
 	st->rq_wait_ns_total = (__u64)(3e8 * k);
 	for (int i = 0; i < SNAP_RQ_BUCKETS; i++)
-		st->rq_hist_total[i] = (__u64)(40 * k) * (__u64)i + (__u64)i;
+		b[i] = (__u64)(40 * k) * (__u64)i + (__u64)i;
+	st->rq_hist_total = b;
 	st->has_throttle = true;
 	st->nr_periods = (__u64)(1000 * k);
 	st->nr_throttled = (__u64)(100 * k);

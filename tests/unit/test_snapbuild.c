@@ -93,22 +93,119 @@ Test(snapbuild, walked_pod_owns_its_cgroups_and_the_rest_are_others)
 	snapshot__put(s);
 }
 
-Test(snapbuild, cumulative_counters_carry_over_and_leave_with_their_cgroup)
+/*
+ * A pod's and a container's counters since start are the entity's, not its cgroups': they go
+ * on when a cgroup leaves the maps and comes back. An "other" is its cgroup: it starts over.
+ */
+Test(snapbuild, cumulative_counters_carry_over_entities_keep_theirs_others_start_over)
 {
 	struct snapshot *s1 = snapbuild__build(sb, &in), *s2, *s3;
 
 	s2 = snapbuild__build(sb, &in);
 	cr_assert_eq(s2->pods[0].ctrs[0].st.cpu_ns_total, NSEC, "two intervals of 0.5 s");
+	cr_assert_eq(s2->pods[0].st.cpu_ns_total, 3 * NSEC / 2, "its own and its container's");
+	cr_assert_eq(s2->others[0].st.cpu_ns_total, NSEC / 5);
 	cr_assert_eq(s2->seq, 2);
-	in.nr_cgs = 1; /* the container left the maps */
+	in.nr_cgs = 1; /* the container and the other left the maps */
 	s3 = snapbuild__build(sb, &in);
+	cr_assert_eq(s3->pods[0].ctrs[0].st.cpu_ns_total, 0, "no cgroup ran: nothing shown");
 	in.nr_cgs = 3;
 	snapshot__put(s3);
 	s3 = snapbuild__build(sb, &in);
-	cr_assert_eq(s3->pods[0].ctrs[0].st.cpu_ns_total, NSEC / 2, "a returning id starts over");
+	cr_assert_eq(s3->pods[0].ctrs[0].st.cpu_ns_total, 3 * NSEC / 2, "the container goes on");
+	cr_assert_eq(s3->pods[0].st.cpu_ns_total, 5 * NSEC / 2);
+	cr_assert_eq(s3->others[0].st.cpu_ns_total, NSEC / 10, "a returning other starts over");
 	snapshot__put(s1);
 	snapshot__put(s2);
 	snapshot__put(s3);
+}
+
+/* A new pod list or walk remakes the layout: a pod found at the same cgroup keeps counting. */
+Test(snapbuild, counters_since_start_survive_a_new_layout)
+{
+	struct snapshot *s1 = snapbuild__build(sb, &in), *s2;
+
+	in.walk_gen = 2;
+	s2 = snapbuild__build(sb, &in);
+	cr_assert_eq(s2->pods[0].ctrs[0].st.cpu_ns_total, NSEC);
+	cr_assert_eq(s2->pods[0].st.cpu_ns_total, 3 * NSEC / 2);
+	snapshot__put(s1);
+	snapshot__put(s2);
+}
+
+static void waits_at(int i, __u64 ns, __u32 n)
+{
+	d[i].d.rq_wait_cnt = n;
+	d[i].d.rq_wait_ns = n * ns;
+	d[i].d.rq_wait_max_ns = ns;
+	d[i].d.no_hist = false;
+	d[i].d.rq_hist = hist[i];
+	memset(hist[i], 0, sizeof(hist[i]));
+	hist[i][kqos_hist_slot(ns)] = n;
+}
+
+static void no_hist(int i)
+{
+	d[i].d.no_hist = true;
+	d[i].d.rq_hist = NULL;
+}
+
+/* Bucket @b of @st's totals: the count of waits <= 2^(SNAP_RQ_FIRST_LOG + b) ns. */
+static __u64 le(const struct snap_stats *st, int b)
+{
+	cr_assert_not_null(st->rq_hist_total);
+	return st->rq_hist_total[b];
+}
+
+/*
+ * The wait buckets since start move only when histograms are read: the snapshots between two
+ * histogram ticks share one copy, and one that outlives the next histogram tick keeps its
+ * own values.
+ */
+Test(snapbuild, wait_buckets_are_shared_between_histogram_ticks_and_never_change_in_a_snapshot)
+{
+	int b1k = 11 - SNAP_RQ_FIRST_LOG; /* 2000 ns <= 2^11 */
+	struct snapshot *s1, *s2, *s3;
+
+	cr_assert_geq(b1k, 1);
+	waits_at(1, 2000, 4);
+	s1 = snapbuild__build(sb, &in);
+	cr_expect_eq(le(&s1->pods[0].ctrs[0].st, b1k), 4);
+	cr_expect_eq(le(&s1->pods[0].st, b1k), 4, "the pod has its container's");
+	cr_expect_eq(le(&s1->pods[0].ctrs[0].st, SNAP_RQ_BUCKETS - 1), 4, "cumulative in le");
+	cr_expect_eq(le(&s1->pods[0].ctrs[0].st, b1k - 1), 0);
+	no_hist(1);
+	s2 = snapbuild__build(sb, &in);
+	cr_expect_eq(s2->pods[0].ctrs[0].st.rq_hist_total, s1->pods[0].ctrs[0].st.rq_hist_total,
+		     "no histogram read: the same buckets, shared");
+	waits_at(1, 2000, 6);
+	s3 = snapbuild__build(sb, &in);
+	cr_expect_eq(le(&s3->pods[0].ctrs[0].st, b1k), 10);
+	cr_expect_eq(le(&s3->pods[0].st, b1k), 10);
+	cr_expect_eq(le(&s1->pods[0].ctrs[0].st, b1k), 4, "an older snapshot keeps its values");
+	cr_expect_eq(le(&s2->pods[0].ctrs[0].st, b1k), 4);
+	snapshot__put(s1);
+	snapshot__put(s2);
+	snapshot__put(s3);
+}
+
+/* An "other" counts its own buckets, and a cgroup that waited without a histogram adds none. */
+Test(snapbuild, an_others_buckets_are_its_own)
+{
+	int b1m = 20 - SNAP_RQ_FIRST_LOG; /* 1000000 ns <= 2^20 */
+	struct snapshot *s1, *s2;
+
+	waits_at(2, 1000000, 3);
+	s1 = snapbuild__build(sb, &in);
+	cr_assert_eq(s1->nr_others, 1);
+	cr_expect_eq(le(&s1->others[0].st, b1m), 3);
+	cr_expect_eq(le(&s1->others[0].st, b1m - 1), 0);
+	no_hist(2);
+	s2 = snapbuild__build(sb, &in);
+	cr_expect_eq(le(&s2->others[0].st, b1m), 3);
+	cr_expect_eq(s2->others[0].st.rq_waits_total, 6, "the counters go on");
+	snapshot__put(s1);
+	snapshot__put(s2);
 }
 
 Test(snapbuild, unresolved_cgroups_are_left_out)

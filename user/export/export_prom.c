@@ -338,7 +338,8 @@ static void rq_histogram(struct render *r, enum scope sc)
 		for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
 			snprintf(le, sizeof(le), "le=\"%.10g\"",
 				 ldexp(1.0, SNAP_RQ_FIRST_LOG + b) / 1e9);
-			sample_u64(r->f, sub, e->labels, le, st->rq_hist_total[b]);
+			sample_u64(r->f, sub, e->labels, le,
+				   st->rq_hist_total ? st->rq_hist_total[b] : 0);
 		}
 		sample_u64(r->f, sub, e->labels, "le=\"+Inf\"", st->rq_waits_total);
 		snprintf(sub, sizeof(sub), "%s_sum", name);

@@ -21,7 +21,9 @@ static json_t *rq_json(const struct snap_stats *st)
 	json_t *hist = json_array();
 
 	for (int i = 0; i < SNAP_RQ_BUCKETS; i++)
-		json_array_append_new(hist, json_integer((json_int_t)st->rq_hist_total[i]));
+		json_array_append_new(hist, json_integer(st->rq_hist_total ?
+								 (json_int_t)st->rq_hist_total[i] :
+								 0));
 	return json_pack("{s:I, s:f, s:I, s:I, s:I, s:I, s:I, s:o}", "count",
 			 (json_int_t)st->rq_waits, "mean_ns", st->rq_wait_mean_ns, "p50_ns",
 			 (json_int_t)st->rq_p50_ns, "p99_ns", (json_int_t)st->rq_p99_ns, "max_ns",

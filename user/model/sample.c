@@ -133,20 +133,44 @@ bool cg_delta_active(const struct cg_delta *d)
 	return d->d.oncpu_ns || d->d.nr_switch_in || d->d.rq_wait_cnt;
 }
 
+void hist_fold(const __u32 *hist, __u64 *buckets)
+{
+	for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
+		int b = hist[s] ? coarse_bucket(s) : -1;
+
+		if (b >= 0)
+			buckets[b] += hist[s];
+	}
+}
+
 void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
 {
 	c->oncpu += d->oncpu_ns;
-	c->switches += d->nr_switch_in;
 	c->waits += d->rq_wait_cnt;
 	c->wait_ns += d->rq_wait_ns;
-	for (__u32 s = 0; !d->no_hist && s < KQOS_HIST_SLOTS; s++) {
-		int b = d->rq_hist[s] ? coarse_bucket(s) : -1;
-
-		if (b >= 0)
-			c->hist[b] += d->rq_hist[s];
-	}
+	if (!d->no_hist && d->rq_hist)
+		hist_fold(d->rq_hist, c->hist);
 	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		c->pmu[i] += d->pmu_count[i];
+}
+
+void cg_cum_add_acc(struct cg_cum *c, const struct cg_acc *a)
+{
+	c->oncpu += a->t.oncpu_ns;
+	c->waits += a->t.rq_wait_cnt;
+	c->wait_ns += a->t.rq_wait_ns;
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		c->pmu[i] += a->t.pmu_count[i];
+}
+
+void cg_cum_le(const struct cg_cum *c, __u64 *out)
+{
+	__u64 run = 0;
+
+	for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
+		run += c->hist[b];
+		out[b] = run;
+	}
 }
 
 void hist_add(__u32 *dst, const __u32 *src)
@@ -177,13 +201,12 @@ void totals_add(struct cg_totals *t, const struct cg_totals *o)
 	}
 }
 
-void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c)
+void cg_acc_add(struct cg_acc *a, const struct cg_delta *d)
 {
 	a->any = true;
 	totals_add(&a->t, &d->d);
 	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		a->pmu_per_s[i] += d->pmu_per_s[i];
-	cg_cum_merge(&a->c, c);
 }
 
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
@@ -192,19 +215,6 @@ void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
 	totals_add(&a->t, &src->t);
 	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		a->pmu_per_s[i] += src->pmu_per_s[i];
-	cg_cum_merge(&a->c, &src->c);
-}
-
-void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c)
-{
-	a->oncpu += c->oncpu;
-	a->switches += c->switches;
-	a->waits += c->waits;
-	a->wait_ns += c->wait_ns;
-	for (int b = 0; b < SNAP_RQ_BUCKETS; b++)
-		a->hist[b] += c->hist[b];
-	for (int i = 0; i < KQOS_PMU_MAX; i++)
-		a->pmu[i] += c->pmu[i];
 }
 
 static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct snap_stats *st)
@@ -232,19 +242,13 @@ static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct sna
 
 static void totals_since_start(const struct cg_cum *c, struct snap_stats *st)
 {
-	__u64 run = 0;
-
 	st->cpu_ns_total = c->oncpu;
 	st->rq_waits_total = c->waits;
 	st->rq_wait_ns_total = c->wait_ns;
-	for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
-		run += c->hist[b];
-		st->rq_hist_total[b] = run;
-	}
 }
 
-static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, int n,
-		      struct snap_stats *st)
+static void pmu_rates(const struct cg_acc *a, const struct cg_cum *c,
+		      const struct pmu_event_cfg *ev, int n, struct snap_stats *st)
 {
 	st->pmu_n = n;
 	for (int i = 0; i < n; i++) {
@@ -254,7 +258,7 @@ static void pmu_rates(const struct cg_acc *a, const struct pmu_event_cfg *ev, in
 			a->t.pmu_enabled[i] ?
 				(double)a->t.pmu_running[i] / (double)a->t.pmu_enabled[i] :
 				1;
-		st->pmu_total[i] = a->c.pmu[i];
+		st->pmu_total[i] = c->pmu[i];
 	}
 	if (!n)
 		return;
@@ -280,7 +284,7 @@ void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st)
 	st->rq_max_ns = q->max_ns;
 }
 
-void sample_stats(const struct cg_acc *a, const __u32 *hist, __u64 dt_ns,
+void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist, __u64 dt_ns,
 		  const struct pmu_event_cfg *ev, int n, struct snap_stats *st)
 {
 	if (!a->any || !dt_ns)
@@ -289,8 +293,8 @@ void sample_stats(const struct cg_acc *a, const __u32 *hist, __u64 dt_ns,
 	st->cpu_cores = (double)a->t.oncpu_ns / (double)dt_ns;
 	st->runs_per_s = (double)a->t.nr_switch_in * 1e9 / (double)dt_ns;
 	interval_waits(a, hist, st);
-	totals_since_start(&a->c, st);
-	pmu_rates(a, ev, n, st);
+	totals_since_start(c, st);
+	pmu_rates(a, c, ev, n, st);
 }
 
 static int role_rate(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, __u32 role,

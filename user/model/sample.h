@@ -42,17 +42,25 @@ struct rq_quantiles {
 /* Keep @q from @st when its histogram is fresh, or give @st @q's when it is stale. */
 void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st);
 
+/*
+ * Counters since the model first saw a cgroup ("others") or an entity (pod, container,
+ * group): what Prometheus reads as counters. An entity keeps its own across ticks, so that a
+ * tick adds its interval once instead of summing its cgroups' again.
+ */
 struct cg_cum {
-	__u64 cgid;
-	__u64 oncpu, switches, waits, wait_ns;
+	__u64 cgid; /* of the cgroup; 0 in an entity's */
+	__u64 oncpu, waits, wait_ns;
 	__u64 hist[SNAP_RQ_BUCKETS]; /* per bucket, not cumulative */
 	__u64 pmu[KQOS_PMU_MAX];
-	struct rq_quantiles q; /* of this one cgroup, for "others" (not summed by merges) */
+	struct rq_quantiles q; /* the last fresh quantiles, shown while histograms are stale */
 };
 
 /* Fold one interval into the cumulative counters (histogram slots into export buckets). */
 void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d);
-void cg_cum_merge(struct cg_cum *a, const struct cg_cum *c);
+/* BPF histogram @hist (an interval's increase) into export buckets @buckets (per bucket). */
+void hist_fold(const __u32 *hist, __u64 *buckets);
+/* @c's buckets as Prometheus has them: cumulative in le order, into @out[SNAP_RQ_BUCKETS]. */
+void cg_cum_le(const struct cg_cum *c, __u64 *out);
 
 /*
  * What an entity (pod, container, group, other cgroup) gathers from its cgroups in a tick:
@@ -69,7 +77,6 @@ struct cg_acc {
 	 */
 	struct cg_totals t;
 	double pmu_per_s[KQOS_PMU_MAX];
-	struct cg_cum c; /* summed cumulative counters */
 };
 
 /*
@@ -78,10 +85,12 @@ struct cg_acc {
  */
 void totals_add(struct cg_totals *t, const struct cg_totals *o);
 
-/* The one counter adder: an entity takes a cgroup's interval and cumulative counters. */
-void cg_acc_add(struct cg_acc *a, const struct cg_delta *d, const struct cg_cum *c);
+/* The one counter adder: an entity takes a cgroup's interval. */
+void cg_acc_add(struct cg_acc *a, const struct cg_delta *d);
 /* Entity @a takes all that @src took (a pod its containers'), histograms aside. */
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src);
+/* An entity's counters since start @c take its interval @a (the histogram aside: hist_fold). */
+void cg_cum_add_acc(struct cg_cum *c, const struct cg_acc *a);
 /* @dst += @src, slot by slot: an entity's histogram from its cgroups'. */
 void hist_add(__u32 *dst, const __u32 *src);
 /* @dst = @a + @b, slot by slot: the first two of an entity's, without zeroing @dst first. */
@@ -90,10 +99,11 @@ void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b);
 /*
  * Rates of @a over @dt_ns into @st (left as is when @a saw no cgroup): CPU, runs, wait mean,
  * p50/p99 from @hist, the sum of the histograms of @a's cgroups (never above the exact max;
- * NULL or @a->no_hist: none this tick, rq_hist_stale), totals since start, PMU rates of the
- * @n events @ev with CPI and MPKI.
+ * NULL or @a->no_hist: none this tick, rq_hist_stale), totals since start from @c (the
+ * buckets aside: st->rq_hist_total is the caller's), PMU rates of the @n events @ev with CPI
+ * and MPKI.
  */
-void sample_stats(const struct cg_acc *a, const __u32 *hist, __u64 dt_ns,
+void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist, __u64 dt_ns,
 		  const struct pmu_event_cfg *ev, int n, struct snap_stats *st);
 
 /*

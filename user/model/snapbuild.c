@@ -10,6 +10,55 @@
 #include "snapbuild.h"
 #include "snaplayout.h"
 
+/* --- cumulative counters of the "others" ---------------------------------------------------- */
+
+/*
+ * The counters since start of the cgroups that belong to no pod, carried from the last tick's
+ * table (sorted by cgid, as in->cgs is) into this tick's: a cgroup that left the maps leaves
+ * the table. Pods and containers keep theirs in the layout.
+ */
+struct other_cums {
+	struct cg_cum *v, *next; /* the last tick's, and this tick's being made */
+	size_t n, vcap, nnext, cap, cursor;
+};
+
+static struct cg_cum *other_cum(struct other_cums *oc, __u64 cgid)
+{
+	struct cg_cum *c;
+
+	if (oc->nnext == oc->cap) {
+		size_t cap = oc->cap ? 2 * oc->cap : 16;
+		struct cg_cum *v = realloc(oc->next, cap * sizeof(*v));
+
+		if (!v)
+			return NULL; /* its counters start again next tick */
+		oc->next = v;
+		oc->cap = cap;
+	}
+	while (oc->cursor < oc->n && oc->v[oc->cursor].cgid < cgid)
+		oc->cursor++;
+	c = &oc->next[oc->nnext++];
+	if (oc->cursor < oc->n && oc->v[oc->cursor].cgid == cgid)
+		*c = oc->v[oc->cursor];
+	else
+		*c = (struct cg_cum){ .cgid = cgid };
+	return c;
+}
+
+/* This tick's table becomes the one the next tick carries from. */
+static void other_cums_end(struct other_cums *oc)
+{
+	struct cg_cum *t = oc->v;
+	size_t cap = oc->vcap;
+
+	oc->v = oc->next;
+	oc->vcap = oc->cap;
+	oc->n = oc->nnext;
+	oc->next = t;
+	oc->cap = cap;
+	oc->nnext = oc->cursor = 0;
+}
+
 struct snapbuild {
 	char hierarchy[16];
 	char mount[PATH_MAX];
@@ -17,8 +66,7 @@ struct snapbuild {
 	struct pod_list *walk_pods; /* pods made from the walk (cgroup source) */
 	unsigned long walk_pods_gen; /* the rescan walk_pods was built from */
 	bool has_walk_pods;
-	struct cg_cum *cum, *cum_next;
-	size_t ncum, cum_cap;
+	struct other_cums others;
 	struct layout lay;
 	/* entity histograms: each delta's next in its entity's chain (1 + index, 0 ends) */
 	__u32 *hnext;
@@ -51,76 +99,10 @@ void snapbuild__free(struct snapbuild *sb)
 		return;
 	layout_clear(&sb->lay);
 	pod_list__put(sb->walk_pods);
-	free(sb->cum);
-	free(sb->cum_next);
+	free(sb->others.v);
+	free(sb->others.next);
 	free(sb->hnext);
 	free(sb);
-}
-
-/* --- cumulative counters per cgroup -------------------------------------------------------- */
-
-static int cum_reserve(struct snapbuild *sb, size_t n)
-{
-	struct cg_cum *a, *b;
-
-	if (n <= sb->cum_cap)
-		return 0;
-	a = realloc(sb->cum, n * sizeof(*a));
-	if (a)
-		sb->cum = a;
-	b = realloc(sb->cum_next, n * sizeof(*b));
-	if (b)
-		sb->cum_next = b;
-	if (!a || !b)
-		return -ENOMEM;
-	sb->cum_cap = n;
-	return 0;
-}
-
-/* The same cgroups as the table's, in the same order: the deltas go in place. */
-static bool cum_in_place(struct snapbuild *sb, const struct snapbuild_input *in)
-{
-	if (in->nr_cgs != sb->ncum)
-		return false;
-	for (size_t k = 0; k < in->nr_cgs; k++)
-		if (in->cgs[k].d.cgid != sb->cum[k].cgid)
-			return false;
-	for (size_t k = 0; k < in->nr_cgs; k++)
-		cg_cum_add_delta(&sb->cum[k], &in->cgs[k].d);
-	return true;
-}
-
-/*
- * Carry the cumulative table over to this tick's cgroups (both sorted by cgid) and add the
- * deltas: a cgroup that left the maps leaves the table. Copied only when cgroups came or
- * went (the copy was 600 KB a tick at 1000 pods).
- */
-static int cum_update(struct snapbuild *sb, const struct snapbuild_input *in)
-{
-	struct cg_cum *t;
-	size_t i = 0;
-
-	if (cum_in_place(sb, in))
-		return 0;
-	if (cum_reserve(sb, in->nr_cgs ? in->nr_cgs : 1))
-		return -ENOMEM;
-	for (size_t k = 0; k < in->nr_cgs; k++) {
-		struct cg_cum *c = &sb->cum_next[k];
-		__u64 id = in->cgs[k].d.cgid;
-
-		while (i < sb->ncum && sb->cum[i].cgid < id)
-			i++;
-		if (i < sb->ncum && sb->cum[i].cgid == id)
-			*c = sb->cum[i];
-		else
-			*c = (struct cg_cum){ .cgid = id };
-		cg_cum_add_delta(c, &in->cgs[k].d);
-	}
-	t = sb->cum;
-	sb->cum = sb->cum_next;
-	sb->cum_next = t;
-	sb->ncum = in->nr_cgs;
-	return 0;
 }
 
 /* --- entities and their cgroups ------------------------------------------------------------ */
@@ -394,10 +376,10 @@ static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs
 	return n > 1 ? sb->hist : first;
 }
 
-static void entity_stats(const struct snapshot *s, const struct cg_acc *a, const __u32 *hist,
-			 __u64 dt, struct snap_stats *st)
+static void entity_stats(const struct snapshot *s, const struct cg_acc *a, const struct cg_cum *c,
+			 const __u32 *hist, __u64 dt, struct snap_stats *st)
 {
-	sample_stats(a, hist, dt, s->pmu, s->pmu_n, st);
+	sample_stats(a, c, hist, dt, s->pmu, s->pmu_n, st);
 }
 
 /* Room for one more "other": most cgroups belong to a pod, so the list grows as it needs. */
@@ -430,11 +412,33 @@ static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, 
 	if (!o->cgroup)
 		return -ENOMEM;
 	o->cgid = d->d.cgid;
-	cg_acc_add(&one, d, c);
-	entity_stats(s, &one, d->d.no_hist ? NULL : d->d.rq_hist, dt, &o->st);
+	cg_acc_add(&one, d);
+	entity_stats(s, &one, c, d->d.no_hist ? NULL : d->d.rq_hist, dt, &o->st);
 	rq_quantiles_carry(&c->q, &o->st);
+	cg_cum_le(c, o->hist_total);
 	s->nr_others++;
 	return 0;
+}
+
+/* Once the list stopped growing: each other's buckets are its own. */
+static void others_buckets(struct snapshot *s)
+{
+	for (size_t i = 0; i < s->nr_others; i++)
+		s->others[i].st.rq_hist_total = s->others[i].hist_total;
+}
+
+/* A cgroup of no pod: its counters since start, and an "other" if it ran. */
+static bool charge_other(struct snapbuild *sb, struct snapshot *s, size_t *cap,
+			 const struct cg_delta *d, __u64 dt, bool others)
+{
+	struct cg_cum *c = other_cum(&sb->others, d->d.cgid);
+
+	if (!c)
+		return others;
+	cg_cum_add_delta(c, &d->d);
+	if (others && (d->d.oncpu_ns || d->d.nr_switch_in))
+		return !add_other(s, cap, d, c, dt);
+	return others;
 }
 
 /* in->cgs is sorted by cgid, so each pod's list comes out ascending. */
@@ -486,7 +490,6 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 
 	layout_begin(l);
 	size_chains(sb, in->nr_cgs);
-	/* sb->cum was rebuilt from in->cgs this tick: the same cgroups in the same order */
 	for (size_t k = 0; k < in->nr_cgs; k++) {
 		const struct cg_delta *d = &in->cgs[k];
 		size_t pod;
@@ -498,43 +501,166 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 		if (e >= 0 && pod < s->nr_pods) {
 			struct cg_acc *a = layout_acc(l, e);
 
-			cg_acc_add(a, d, &sb->cum[k]);
+			cg_acc_add(a, d);
 			if (!sb->no_chain) {
 				sb->hnext[k] = a->hist_head;
 				a->hist_head = (__u32)k + 1;
 			}
 			add_member(&s->pods[pod], d->d.cgid);
-		} else if (others && (d->d.oncpu_ns || d->d.nr_switch_in)) {
-			others = !add_other(s, &cap, d, &sb->cum[k], in->dt_ns);
+		} else {
+			others = charge_other(sb, s, &cap, d, in->dt_ns, others);
 		}
 	}
-	if (layout_end(l, in->cgs, in->nr_cgs))
-		return; /* the new ones are looked up by path again next tick */
+	other_cums_end(&sb->others);
+	others_buckets(s);
+	/* on -ENOMEM the new ones are looked up by path again next tick */
+	layout_end(l, in->cgs, in->nr_cgs);
+}
+
+/*
+ * The export buckets @a's cgroups filled this tick (its chain), added to @b: each histogram
+ * is an increase once, so it is folded where it is read. False when none had one.
+ */
+static bool fold_chain(const struct snapbuild *sb, const struct cg_delta *cgs,
+		       const struct cg_acc *a, __u64 *b)
+{
+	bool any = false;
+
+	for (__u32 k = a->hist_head; !sb->no_chain && k; k = sb->hnext[k - 1]) {
+		const struct cg_totals *d = &cgs[k - 1].d;
+
+		if (d->no_hist || !d->rq_hist || !d->rq_wait_cnt)
+			continue;
+		hist_fold(d->rq_hist, b);
+		any = true;
+	}
+	return any;
+}
+
+static void add_buckets(__u64 *dst, const __u64 *src)
+{
+	for (int b = 0; b < SNAP_RQ_BUCKETS; b++)
+		dst[b] += src[b];
+}
+
+static void mark_moved(struct layout *l, size_t e)
+{
+	if (!l->moved[e]) {
+		l->moved[e] = 1;
+		l->nmoved++;
+	}
+}
+
+/* Entity @e took @a this tick: its counters since start, and @b its buckets' increase. */
+static void advance(struct layout *l, size_t e, const struct cg_acc *a, const __u64 *b, bool any)
+{
+	if (!a->any)
+		return;
+	cg_cum_add_acc(&l->cum[e], a);
+	if (!any)
+		return;
+	add_buckets(l->cum[e].hist, b);
+	mark_moved(l, e);
+}
+
+static void finish_container(struct snapbuild *sb, const struct snapbuild_input *in,
+			     struct snapshot *s, size_t e, __u64 *pod_b, bool *pod_any,
+			     struct snap_stats *st)
+{
+	struct layout *l = &sb->lay;
+	const struct cg_acc *a = &l->acc[e];
+	__u64 b[SNAP_RQ_BUCKETS] = { 0 };
+	bool any = a->any && fold_chain(sb, in->cgs, a, b);
+
+	advance(l, e, a, b, any);
+	if (any) {
+		add_buckets(pod_b, b);
+		*pod_any = true;
+	}
+	entity_stats(s, a, &l->cum[e], entity_hist(sb, in->cgs, a, NULL, 0), in->dt_ns, st);
+	rq_quantiles_carry(&l->cum[e].q, st);
 }
 
 static void finish_entities(struct snapbuild *sb, struct snapshot *s,
 			    const struct snapbuild_input *in)
 {
 	struct layout *l = &sb->lay;
-	__u64 dt = in->dt_ns;
 
 	for (size_t i = 0; i < s->nr_pods; i++) {
 		struct snap_pod *p = &s->pods[i];
 		const struct cg_acc *ctrs = &l->acc[l->npods + l->ctr_base[i]];
+		__u64 b[SNAP_RQ_BUCKETS] = { 0 };
+		bool any = false;
 
-		for (size_t j = 0; j < p->nr_ctrs; j++) {
-			size_t e = l->npods + l->ctr_base[i] + j;
-
-			entity_stats(s, &l->acc[e], entity_hist(sb, in->cgs, &l->acc[e], NULL, 0),
-				     dt, &p->ctrs[j].st);
-			rq_quantiles_carry(&l->q[e], &p->ctrs[j].st);
-		}
+		for (size_t j = 0; j < p->nr_ctrs; j++)
+			finish_container(sb, in, s, l->npods + l->ctr_base[i] + j, b, &any,
+					 &p->ctrs[j].st);
 		fold_containers(s, l, i);
-		entity_stats(s, &l->acc[i], entity_hist(sb, in->cgs, &l->acc[i], ctrs, p->nr_ctrs),
-			     dt, &p->st);
-		rq_quantiles_carry(&l->q[i], &p->st);
+		any |= l->acc[i].any && fold_chain(sb, in->cgs, &l->acc[i], b);
+		advance(l, i, &l->acc[i], b, any);
+		entity_stats(s, &l->acc[i], &l->cum[i],
+			     entity_hist(sb, in->cgs, &l->acc[i], ctrs, p->nr_ctrs), in->dt_ns,
+			     &p->st);
+		rq_quantiles_carry(&l->cum[i].q, &p->st);
 		s->classes[p->pod->qos].pods++;
 		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;
+	}
+}
+
+/*
+ * Shared buckets made again from every entity's counters: when there are none yet, or when
+ * many moved (a histogram tick). Between, the few that moved (the watched LS cgroups, read
+ * every tick) get their own in the snapshot. A failed allocation keeps the old.
+ */
+static void remake_totals(struct layout *l)
+{
+	size_t n = l->npods + l->nctrs;
+	struct snap_hist_totals *t;
+
+	if (l->totals && l->nmoved <= n / 8)
+		return;
+	t = snap_hist_totals__new(n);
+	if (!t)
+		return;
+	for (size_t e = 0; e < n; e++)
+		cg_cum_le(&l->cum[e], &t->v[e * SNAP_RQ_BUCKETS]);
+	snap_hist_totals__put(l->totals);
+	l->totals = t;
+	memset(l->moved, 0, n);
+	l->nmoved = 0;
+}
+
+/* Where entity @e's rq_hist_total is: the shared buckets, or the snapshot's own (NULL: none). */
+static const __u64 *entity_buckets(const struct layout *l, struct snapshot *s, size_t e,
+				   size_t *own)
+{
+	__u64 *v;
+
+	if (l->totals && !l->moved[e])
+		return &l->totals->v[e * SNAP_RQ_BUCKETS];
+	if (!s->hist_own)
+		return NULL;
+	v = &s->hist_own[(*own)++ * SNAP_RQ_BUCKETS];
+	cg_cum_le(&l->cum[e], v);
+	return v;
+}
+
+static void share_buckets(struct layout *l, struct snapshot *s)
+{
+	size_t own = 0, nown;
+
+	remake_totals(l);
+	nown = l->totals ? l->nmoved : l->npods + l->nctrs;
+	s->hist_totals = snap_hist_totals__ref(l->totals);
+	if (nown)
+		s->hist_own = malloc(nown * SNAP_RQ_BUCKETS * sizeof(*s->hist_own));
+	for (size_t i = 0; i < s->nr_pods; i++) {
+		struct snap_pod *p = &s->pods[i];
+
+		p->st.rq_hist_total = entity_buckets(l, s, i, &own);
+		for (size_t j = 0; j < p->nr_ctrs; j++)
+			p->ctrs[j].st.rq_hist_total =
+				entity_buckets(l, s, l->npods + l->ctr_base[i] + j, &own);
 	}
 }
 
@@ -649,12 +775,13 @@ struct snapshot *snapbuild__build(struct snapbuild *sb, struct snapbuild_input *
 	}
 	fill_meta(sb, in, s);
 	build_node(sb, in, s);
-	if (cum_update(sb, in) || build_pods(sb, in, s)) {
+	if (build_pods(sb, in, s)) {
 		snapshot__put(s);
 		return NULL;
 	}
 	distribute(sb, in, s);
 	finish_entities(sb, s, in);
+	share_buckets(&sb->lay, s);
 	throttle_all(&sb->lay, s);
 	return s;
 }

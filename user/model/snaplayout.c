@@ -20,7 +20,9 @@ void layout_clear(struct layout *l)
 	free(l->miss);
 	free(l->acc);
 	free(l->touched);
-	free(l->q);
+	free(l->cum);
+	free(l->moved);
+	snap_hist_totals__put(l->totals);
 	pod_list__put(l->pods);
 	*l = (struct layout){ 0 };
 }
@@ -127,8 +129,10 @@ static int alloc_layout(struct layout *l, const struct pod_list *pods)
 	l->owners = calloc(nown, sizeof(*l->owners));
 	l->acc = calloc(l->npods + l->nctrs + 1, sizeof(*l->acc));
 	l->touched = calloc(l->npods + l->nctrs + 1, sizeof(*l->touched));
-	l->q = calloc(l->npods + l->nctrs + 1, sizeof(*l->q));
-	if (!l->ent || !l->ctr_base || !l->paths || !l->owners || !l->acc || !l->touched || !l->q)
+	l->cum = calloc(l->npods + l->nctrs + 1, sizeof(*l->cum));
+	l->moved = calloc(l->npods + l->nctrs + 1, sizeof(*l->moved));
+	if (!l->ent || !l->ctr_base || !l->paths || !l->owners || !l->acc || !l->touched ||
+	    !l->cum || !l->moved)
 		return -ENOMEM;
 	return 0;
 }
@@ -151,6 +155,23 @@ static int build(struct layout *l, const struct snapbuild_input *in, struct pod_
 	return 0;
 }
 
+static const struct lay_owner *find_owner(const struct layout *l, const char *path);
+
+/*
+ * A pod or container keeps its counters since start across a change of the pod list or the
+ * walk (Prometheus reads a drop as a counter reset): found by its cgroup in the old layout.
+ */
+static void carry_cum(struct layout *n, const struct layout *old)
+{
+	for (size_t e = 0; old->valid && e < n->npods + n->nctrs; e++) {
+		const struct lay_owner *o;
+
+		if (!n->ent[e].cgroup || !(o = find_owner(old, n->ent[e].cgroup)) || o->ent < 0)
+			continue;
+		n->cum[e] = old->cum[o->ent];
+	}
+}
+
 int layout_update(struct layout *l, const struct snapbuild_input *in, struct pod_list *pods)
 {
 	struct layout n = { 0 };
@@ -163,6 +184,7 @@ int layout_update(struct layout *l, const struct snapbuild_input *in, struct pod
 		layout_clear(&n);
 		return err;
 	}
+	carry_cum(&n, l);
 	n.valid = true;
 	n.pods = pods ? pod_list__ref(pods) : NULL;
 	n.walk = in->walk;

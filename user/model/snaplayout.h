@@ -51,13 +51,21 @@ struct layout {
 	struct lay_id *ids, *miss; /* by cgid; this tick's new ids */
 	size_t nids, nmiss, miss_cap, cursor;
 	struct cg_acc *acc; /* one per entity, zeroed every tick */
-	struct rq_quantiles *q; /* one per entity: its last fresh quantiles */
 	long *touched; /* the entities the last tick charged: only they need zeroing */
 	size_t ntouched;
+	/* one per entity, since first seen: carried to a remade layout by cgroup path */
+	struct cg_cum *cum;
+	/* the buckets of cum as last shared, and the entities whose buckets moved since */
+	struct snap_hist_totals *totals;
+	unsigned char *moved;
+	size_t nmoved;
 };
 
 void layout_clear(struct layout *l);
-/* Make @l for @pods (may be NULL) and @in's walk and files unless it already is. -ENOMEM. */
+/*
+ * Make @l for @pods (may be NULL) and @in's walk and files unless it already is; an entity
+ * whose cgroup the old layout knew keeps its counters. -ENOMEM keeps the old.
+ */
 int layout_update(struct layout *l, const struct snapbuild_input *in, struct pod_list *pods);
 /* Zero the accumulators and rewind the id cursor: one tick's distribution begins. */
 void layout_begin(struct layout *l);

@@ -32,6 +32,30 @@ void snap_strings__put(struct snap_strings *ss)
 	free(ss);
 }
 
+struct snap_hist_totals *snap_hist_totals__new(size_t n)
+{
+	struct snap_hist_totals *t = calloc(1, sizeof(*t) + n * SNAP_RQ_BUCKETS * sizeof(t->v[0]));
+
+	if (!t)
+		return NULL;
+	t->refs = 1;
+	t->n = n;
+	return t;
+}
+
+struct snap_hist_totals *snap_hist_totals__ref(struct snap_hist_totals *t)
+{
+	if (t)
+		t->refs++;
+	return t;
+}
+
+void snap_hist_totals__put(struct snap_hist_totals *t)
+{
+	if (t && !--t->refs)
+		free(t);
+}
+
 struct snapshot *snapshot__new(void)
 {
 	struct snapshot *s = calloc(1, sizeof(*s));
@@ -84,6 +108,8 @@ void snapshot__put(struct snapshot *s)
 	pod_list__put(s->pods_list);
 	snap_strings__put(s->paths);
 	snap_strings__put(s->cpusets);
+	snap_hist_totals__put(s->hist_totals);
+	free(s->hist_own);
 	cpumgr_state__put(s->node.cpumgr);
 	free(s);
 }

@@ -39,11 +39,15 @@ struct snap_stats {
 	__u64 rq_p50_ns, rq_p99_ns, rq_max_ns;
 	/* no histogram read this tick: the quantiles and max are the last read (collector.histInterval) */
 	bool rq_hist_stale;
-	/* counters since the collector first saw the cgroups (for Prometheus) */
+	/* counters since the model first saw the entity (for Prometheus; docs/snapshot.md) */
 	__u64 cpu_ns_total;
 	__u64 rq_wait_ns_total;
 	__u64 rq_waits_total;
-	__u64 rq_hist_total[SNAP_RQ_BUCKETS]; /* cumulative in le order; +Inf = rq_waits_total */
+	/*
+	 * [SNAP_RQ_BUCKETS] cumulative in le order, +Inf = rq_waits_total; NULL: none. Shared by
+	 * the snapshots of the ticks between two histogram reads (snapshot->hist_totals).
+	 */
+	const __u64 *rq_hist_total;
 
 	/* cpu.stat of the entity's own cgroup (hierarchical in the kernel) */
 	bool has_throttle;
@@ -283,6 +287,21 @@ struct snap_strings *snap_strings__ref(struct snap_strings *ss);
 /* Frees each string with the last reference. NULL-safe. */
 void snap_strings__put(struct snap_strings *ss);
 
+/*
+ * Entities' wait buckets since start (rq_hist_total), made on a histogram tick and shared by
+ * the snapshots until the next: they do not move in between.
+ */
+struct snap_hist_totals {
+	unsigned int refs;
+	size_t n; /* entities */
+	__u64 v[]; /* n * SNAP_RQ_BUCKETS */
+};
+
+/* Room for @n entities' buckets, zeroed, one reference; NULL on -ENOMEM. */
+struct snap_hist_totals *snap_hist_totals__new(size_t n);
+struct snap_hist_totals *snap_hist_totals__ref(struct snap_hist_totals *t);
+void snap_hist_totals__put(struct snap_hist_totals *t);
+
 struct snapshot {
 	unsigned int refs;
 	/*
@@ -294,6 +313,9 @@ struct snapshot {
 	struct snap_strings *paths;
 	/* the distinct cpuset lists pods and containers point to (snapbuild), or NULL */
 	struct snap_strings *cpusets;
+	/* where rq_hist_total points: the shared buckets (a reference) and this tick's own */
+	struct snap_hist_totals *hist_totals;
+	__u64 *hist_own;
 	__u64 seq; /* 1, 2, ... per agent run */
 	__u64 mono_ns; /* CLOCK_MONOTONIC at the sample */
 	__u64 wall_ns; /* CLOCK_REALTIME at the sample */
@@ -315,6 +337,7 @@ struct snapshot {
 		char *cgroup;
 		__u64 cgid;
 		struct snap_stats st;
+		__u64 hist_total[SNAP_RQ_BUCKETS]; /* where st.rq_hist_total points */
 	} * others;
 	size_t nr_others;
 
