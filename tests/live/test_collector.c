@@ -377,3 +377,43 @@ Test(collector, vanished_cgroup_is_detected_and_forgotten, .init = setup, .fini 
 	cr_expect_null(find(buf, collector__read(col, buf, MAX_CG, true), id));
 	cgid_index__free(idx);
 }
+
+static int cmp_u64(const void *a, const void *b)
+{
+	__u64 x = *(const __u64 *)a, y = *(const __u64 *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* A tick's walk of the index (ids in order) finds what a search per id finds, known or new. */
+Test(collector, ids_asked_in_order_resolve_as_one_by_one, .init = setup, .fini = teardown,
+     .timeout = 30)
+{
+	static const char *const ctrls[] = { "cpu", NULL };
+	const char *tag[3] = { "ord-a", "ord-b", "ord-c" };
+	const char *want[3], *got;
+	struct cgid_index *idx, *one;
+	__u64 id[3];
+	size_t cursor = 0;
+
+	for (int i = 0; i < 3; i++)
+		id[i] = make_group(tag[i], ctrls, 0, 0);
+	qsort(id, 3, sizeof(id[0]), cmp_u64);
+	cr_assert_eq(cgid_index__new(LIVE_CG_ROOT "/cpu", &idx), 0);
+	cr_assert_eq(cgid_index__new(LIVE_CG_ROOT "/cpu", &one), 0);
+	for (int i = 0; i < 3; i++)
+		cr_assert_eq(cgid_index__path(one, id[i], &want[i]), 0);
+	/* a new index, the same index again, then out of order: each from its place */
+	for (int pass = 0; pass < 2; pass++, cursor = 0)
+		for (int i = 0; i < 3; i++) {
+			cr_assert_eq(cgid_index__path_next(idx, id[i], &cursor, &got), 0);
+			cr_expect_str_eq(got, want[i], "pass %d id %d", pass, i);
+		}
+	for (int i = 2; i >= 0; i--) {
+		cr_assert_eq(cgid_index__path_next(idx, id[i], &cursor, &got), 0);
+		cr_expect_str_eq(got, want[i], "backwards, id %d", i);
+	}
+	cr_expect_eq(cgid_index__size(idx), cgid_index__size(one));
+	cgid_index__free(idx);
+	cgid_index__free(one);
+}

@@ -158,9 +158,9 @@ static int insert(struct cgid_index *idx, size_t pos, __u64 id, char *path)
 	return 0;
 }
 
-int cgid_index__path(struct cgid_index *idx, __u64 id, const char **ret_path)
+/* The path of @id, which belongs at @pos: known, or resolved and inserted there. */
+static int path_at(struct cgid_index *idx, size_t pos, __u64 id, const char **ret_path)
 {
-	size_t pos = lower_bound(idx, id);
 	char *path;
 	int err;
 
@@ -178,6 +178,23 @@ int cgid_index__path(struct cgid_index *idx, __u64 id, const char **ret_path)
 	}
 	*ret_path = path;
 	return 0;
+}
+
+int cgid_index__path(struct cgid_index *idx, __u64 id, const char **ret_path)
+{
+	return path_at(idx, lower_bound(idx, id), id, ret_path);
+}
+
+int cgid_index__path_next(struct cgid_index *idx, __u64 id, size_t *cursor, const char **ret_path)
+{
+	size_t pos = *cursor < idx->n && (!*cursor || idx->v[*cursor - 1].id < id) ? *cursor : 0;
+
+	if (!pos)
+		pos = lower_bound(idx, id);
+	while (pos < idx->n && idx->v[pos].id < id)
+		pos++;
+	*cursor = pos;
+	return path_at(idx, pos, id, ret_path);
 }
 
 void cgid_index__forget(struct cgid_index *idx, __u64 id)

@@ -26,6 +26,13 @@ void cgid_index__free(struct cgid_index *idx);
  */
 int cgid_index__path(struct cgid_index *idx, __u64 id, const char **ret_path);
 
+/*
+ * The same for ids asked in ascending order, as a tick's sorted cgroups are: *@cursor (0 at
+ * the first) carries the place of the last, so the index is walked once rather than searched
+ * per id.
+ */
+int cgid_index__path_next(struct cgid_index *idx, __u64 id, size_t *cursor, const char **ret_path);
+
 /* 0 if the cgroup still exists; -ESTALE (and the id is forgotten) if it is gone. */
 int cgid_index__check(struct cgid_index *idx, __u64 id);
 

@@ -232,10 +232,13 @@ static void find_kubepods(struct host *h)
 		snprintf(h->kubepods, sizeof(h->kubepods), "/kubepods");
 }
 
+/* @cgs are sorted by id: one walk of the index, not a search per cgroup per tick. */
 static void resolve(struct host *h, struct cg_delta *cgs, size_t n)
 {
+	size_t cursor = 0;
+
 	for (size_t i = 0; i < n; i++)
-		if (cgid_index__path(h->ids, cgs[i].d.cgid, &cgs[i].path))
+		if (cgid_index__path_next(h->ids, cgs[i].d.cgid, &cursor, &cgs[i].path))
 			cgs[i].path = NULL;
 }
 
