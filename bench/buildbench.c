@@ -19,6 +19,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sample.h"
 #include "snapbuild.h"
 
 #define HIST_EVERY 10
@@ -32,6 +33,7 @@ struct load {
 	char **paths;
 	struct cg_file_stat *files; /* sorted by path */
 	__u32 (*hist)[KQOS_HIST_SLOTS];
+	struct hist_span *span; /* of each histogram, as the collector's read gives it */
 };
 
 static double now_us(void)
@@ -83,8 +85,11 @@ static void make_pod(struct load *l, size_t i)
 						     .has_memory = true,
 						     .mem_used_bytes = 1 << 20 };
 		snprintf(l->files[e].cpuset, sizeof(l->files[e].cpuset), "0-1");
+		__u32 last[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
+
 		l->hist[e][8 + e % 16] = 3;
 		l->hist[e][40] = 1;
+		l->span[e] = hist_delta(d, last, l->hist[e]);
 	}
 }
 
@@ -99,7 +104,8 @@ static void make_load(struct load *l, size_t npods)
 	l->paths = calloc(n, sizeof(*l->paths));
 	l->files = calloc(n, sizeof(*l->files));
 	l->hist = calloc(n, sizeof(*l->hist));
-	if (!l->pods || !l->ctrs || !l->d || !l->paths || !l->files || !l->hist)
+	l->span = calloc(n, sizeof(*l->span));
+	if (!l->pods || !l->ctrs || !l->d || !l->paths || !l->files || !l->hist || !l->span)
 		exit(2);
 	for (size_t i = 0; i < npods; i++)
 		make_pod(l, i);
@@ -120,6 +126,7 @@ static void tick_input(struct load *l, unsigned int t, struct snapbuild_input *i
 		d->rq_wait_max_ns = 20000;
 		d->no_hist = t % HIST_EVERY;
 		d->rq_hist = d->no_hist ? NULL : l->hist[e];
+		d->rq_span = l->span[e];
 	}
 	*in = (struct snapbuild_input){ .dt_ns = 100000000ULL,
 					.mono_ns = (t + 1) * 100000000ULL,

@@ -114,3 +114,76 @@ Test(hist_quantile, p99_within_ten_percent)
 			      (unsigned long long)got);
 	}
 }
+
+/* The export bucket of slot @s by its definition: the first power-of-two bound >= its top. */
+static int bucket_by_bound(__u32 s)
+{
+	__u64 top = kqos_hist_slot_lower(s) + kqos_hist_slot_width(s);
+
+	for (int b = 0; b < SNAP_RQ_BUCKETS; b++)
+		if (top <= 1ULL << (SNAP_RQ_FIRST_LOG + b))
+			return b;
+	return -1;
+}
+
+static __u64 rnd(__u64 *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+/* Folding a block of slots at a time is folding each slot by its bound, over any span. */
+Test(hist, fold_by_blocks_matches_the_bucket_of_each_slot)
+{
+	__u64 x = 88172645463325252ULL;
+
+	for (int round = 0; round < 200; round++) {
+		__u32 h[KQOS_HIST_SLOTS] = { 0 }, last[KQOS_HIST_SLOTS] = { 0 };
+		__u32 d[KQOS_HIST_SLOTS];
+		__u64 want[SNAP_RQ_BUCKETS] = { 0 }, all[SNAP_RQ_BUCKETS] = { 0 };
+		__u64 got[SNAP_RQ_BUCKETS] = { 0 };
+		struct hist_span span;
+
+		for (int k = 0; k < 1 + round % 12; k++)
+			h[rnd(&x) % KQOS_HIST_SLOTS] += (__u32)(1 + rnd(&x) % 1000);
+		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++)
+			if (bucket_by_bound(s) >= 0)
+				want[bucket_by_bound(s)] += h[s];
+		span = hist_delta(d, last, h);
+		hist_fold(d, span, got);
+		hist_fold(d, (struct hist_span){ 0 }, all);
+		for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
+			cr_assert_eq(got[b], want[b], "round %d bucket %d", round, b);
+			cr_assert_eq(all[b], want[b], "round %d bucket %d, whole", round, b);
+		}
+	}
+}
+
+/* A delta's span holds every slot that moved, in whole blocks, and is empty when none did. */
+Test(hist, a_deltas_span_holds_every_change)
+{
+	__u64 x = 0x9e3779b97f4a7c15ULL;
+	__u32 last[KQOS_HIST_SLOTS] = { 0 }, now[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
+	struct hist_span span;
+
+	for (int round = 0; round < 200; round++) {
+		for (int k = 0; k < 1 + round % 5; k++)
+			now[rnd(&x) % KQOS_HIST_SLOTS]++;
+		span = hist_delta(d, last, now);
+		cr_assert_lt(span.lo, span.hi);
+		cr_assert_eq(span.lo % HIST_SPAN_BLOCK, 0);
+		cr_assert_eq(span.hi % HIST_SPAN_BLOCK, 0);
+		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++)
+			if (d[s])
+				cr_assert(s >= span.lo && s < span.hi, "slot %u outside [%u, %u)",
+					  s, span.lo, span.hi);
+		cr_assert_eq(hist_quantile_span(d, span, hist_total(d), 0.99),
+			     hist_quantile(d, hist_total(d), 0.99));
+		cr_assert_eq(hist_total_span(d, span), hist_total(d));
+	}
+	span = hist_delta(d, last, now);
+	cr_assert_geq(span.lo, span.hi, "nothing moved");
+	cr_assert_eq(hist_total_span(d, span), 0);
+}

@@ -116,20 +116,24 @@ Test(sample, the_hist_store_carries_last_reads_and_starts_new_cgroups_at_zero)
 	struct cg_totals a[] = { t(1, 0, 0), t(2, 0, 0) }, b[] = { t(2, 0, 0), t(3, 0, 0) };
 	__u32 now[KQOS_HIST_SLOTS] = { [40] = 7 };
 	struct hist_store hs = { 0 };
+	struct hist_span span;
 	const __u32 *d;
 
 	cr_assert_eq(hist_store_sync(&hs, a, 2), 0);
-	d = hist_store_read(&hs, 1, now); /* cgroup 2: 7 waits since it started */
+	d = hist_store_read(&hs, 1, now, &span); /* cgroup 2: 7 waits since it started */
 	cr_expect_eq(d[40], 7);
+	cr_expect(span.lo <= 40 && span.hi > 40 && span.hi - span.lo == HIST_SPAN_BLOCK,
+		  "the block of slot 40 only: [%u, %u)", span.lo, span.hi);
 	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* 1 gone, 3 new: 2 moves to index 0 */
 	now[40] = 10;
-	d = hist_store_read(&hs, 0, now);
+	d = hist_store_read(&hs, 0, now, &span);
 	cr_expect_eq(d[40], 3, "cgroup 2's increase since its last read");
-	d = hist_store_read(&hs, 1, now);
+	d = hist_store_read(&hs, 1, now, &span);
 	cr_expect_eq(d[40], 10, "cgroup 3 started at zero");
 	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* unchanged: nothing moves */
-	d = hist_store_read(&hs, 0, now);
+	d = hist_store_read(&hs, 0, now, &span);
 	cr_expect_eq(d[40], 0);
+	cr_expect_geq(span.lo, span.hi, "no increase: an empty span");
 	hist_store_fini(&hs);
 }
 

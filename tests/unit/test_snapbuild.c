@@ -418,3 +418,51 @@ Test(snapbuild, a_pods_quantiles_sum_its_own_and_its_containers_histograms)
 	cr_expect_gt(s->pods[0].st.rq_p99_ns, 900000);
 	snapshot__put(s);
 }
+
+static void waits_in(int i, __u64 ns, __u32 n)
+{
+	__u32 slot = kqos_hist_slot(ns);
+
+	waits_at(i, ns, n);
+	d[i].d.rq_span = (struct hist_span){ .lo = (__u16)(slot & ~(HIST_SPAN_BLOCK - 1u)),
+					     .hi = (__u16)((slot | (HIST_SPAN_BLOCK - 1u)) + 1) };
+}
+
+/*
+ * Three cgroups of one group summed over their spans: the slots a span takes in are zeroed
+ * first, so what the last entity left in the sum is never counted.
+ */
+Test(snapbuild, histograms_summed_over_spans_count_nothing_left_from_before)
+{
+	struct pod_list *l = pod_list__new();
+	struct snapshot *s;
+
+	l->pods = calloc(1, sizeof(*l->pods));
+	l->nr_pods = 1;
+	l->pods[0].uid = strdup("g-batch");
+	l->pods[0].qos = POD_QOS_BE;
+	l->pods[0].is_static = true;
+	l->pods[0].cgroups = calloc(1, sizeof(char *));
+	l->pods[0].cgroups[0] = strdup("/batch");
+	l->pods[0].nr_cgroups = 1;
+	d[0].path = "/batch/a";
+	d[1].path = "/batch/b";
+	d[2].path = "/batch/c";
+	in.pods = l;
+	in.pods_from_walk = false;
+	/* the first tick leaves 1000 waits of 100 us in the sum (a chain runs from d[2] down) */
+	waits_in(2, 1000, 10);
+	waits_in(1, 100000, 1000);
+	waits_in(0, 10000000, 10);
+	snapshot__put(snapbuild__build(sb, &in));
+	/* the next: 20 fast ones, summed first, then 1 slow one; the 100 us block between */
+	waits_in(2, 1000, 10);
+	waits_in(1, 1000, 10);
+	waits_in(0, 10000000, 1);
+	s = snapbuild__build(sb, &in);
+	cr_assert_eq(s->pods[0].st.rq_waits, 21);
+	cr_expect_lt(s->pods[0].st.rq_p50_ns, 2000);
+	cr_expect_gt(s->pods[0].st.rq_p99_ns, 5000000, "rank 21 of 21 is the slow one");
+	snapshot__put(s);
+	pod_list__put(l);
+}

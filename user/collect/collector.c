@@ -606,7 +606,7 @@ static void sum_hist(struct collector *c, const struct kqos_cg_hist *v, struct c
 	for (int cpu = 0; cpu < c->ncpus; cpu++, v++)
 		for (int k = 0; k < KQOS_HIST_SLOTS; k++)
 			c->hsum[k] += v->rq_hist[k];
-	buf[i].rq_hist = hist_store_read(&c->hs, i, c->hsum);
+	buf[i].rq_hist = hist_store_read(&c->hs, i, c->hsum, &buf[i].rq_span);
 	buf[i].no_hist = false;
 }
 
@@ -616,6 +616,7 @@ static void no_waits(struct cg_totals *buf, size_t i)
 	static const __u32 none[KQOS_HIST_SLOTS];
 
 	buf[i].rq_hist = none;
+	buf[i].rq_span = (struct hist_span){ .lo = KQOS_HIST_SLOTS, .hi = KQOS_HIST_SLOTS };
 	buf[i].no_hist = false;
 }
 

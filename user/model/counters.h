@@ -28,6 +28,14 @@ struct pmu_event_cfg {
 	__u32 role; /* enum pmu_role: which derived metric (CPI, MPKI) it feeds */
 };
 
+/*
+ * The slots [lo, hi) outside which a histogram is zero, so that summing, folding and ranking
+ * it reads a few dozen slots of 256. hi 0: unknown, all of them; lo == hi: empty.
+ */
+struct hist_span {
+	__u16 lo, hi;
+};
+
 /* Counters of one cgroup since its map entry was created, summed over CPUs. */
 struct cg_totals {
 	__u64 cgid;
@@ -47,6 +55,7 @@ struct cg_totals {
 	 */
 	const __u32 *rq_hist;
 	bool no_hist;
+	struct hist_span rq_span; /* of rq_hist */
 };
 
 /* An LS cgroup the kernel watches, and the run-queue wait past which it reports. */

@@ -82,8 +82,9 @@ int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n)
 	return 0;
 }
 
-const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now)
+const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,
+			     struct hist_span *span)
 {
-	hist_delta(s->delta[i], s->last[i], now);
+	*span = hist_delta(s->delta[i], s->last[i], now);
 	return s->delta[i];
 }

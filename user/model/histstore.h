@@ -26,7 +26,11 @@ void hist_store_fini(struct hist_store *s);
  * from zero. Cheap when nothing changed. -ENOMEM keeps the old store.
  */
 int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n);
-/* Entry @i (@buf's index at the sync) was read as @now: its increase, stored in delta[i]. */
-const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now);
+/*
+ * Entry @i (@buf's index at the sync) was read as @now: its increase, stored in delta[i], with
+ * the span that holds it in *@span.
+ */
+const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,
+			     struct hist_span *span);
 
 #endif

@@ -12,17 +12,48 @@ static __u64 slot_value(__u32 slot)
 	return kqos_hist_slot_lower(slot) + kqos_hist_slot_width(slot) / 2;
 }
 
-__u64 hist_total(const __u32 *hist)
+void hist_span_bounds(struct hist_span span, unsigned int *lo, unsigned int *hi)
 {
+	*lo = 0;
+	*hi = KQOS_HIST_SLOTS;
+	if (!span.hi)
+		return;
+	if (span.hi < KQOS_HIST_SLOTS)
+		*hi = span.hi;
+	*lo = span.lo < *hi ? span.lo : *hi;
+}
+
+struct hist_span hist_span_union(struct hist_span a, struct hist_span b)
+{
+	if (!a.hi || !b.hi)
+		return (struct hist_span){ 0 };
+	if (a.lo >= a.hi)
+		return b;
+	if (b.lo >= b.hi)
+		return a;
+	return (struct hist_span){ .lo = a.lo < b.lo ? a.lo : b.lo,
+				   .hi = a.hi > b.hi ? a.hi : b.hi };
+}
+
+__u64 hist_total_span(const __u32 *hist, struct hist_span span)
+{
+	unsigned int lo, hi;
 	__u64 n = 0;
 
-	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++)
+	hist_span_bounds(span, &lo, &hi);
+	for (unsigned int i = lo; i < hi; i++)
 		n += hist[i];
 	return n;
 }
 
-__u64 hist_quantile(const __u32 *hist, __u64 total, double q)
+__u64 hist_total(const __u32 *hist)
 {
+	return hist_total_span(hist, (struct hist_span){ 0 });
+}
+
+__u64 hist_quantile_span(const __u32 *hist, struct hist_span span, __u64 total, double q)
+{
+	unsigned int lo, hi;
 	__u64 rank, seen = 0;
 
 	if (!total)
@@ -30,12 +61,18 @@ __u64 hist_quantile(const __u32 *hist, __u64 total, double q)
 	rank = (__u64)ceil(q * (double)total);
 	if (rank < 1)
 		rank = 1;
-	for (__u32 i = 0; i < KQOS_HIST_SLOTS; i++) {
+	hist_span_bounds(span, &lo, &hi);
+	for (unsigned int i = lo; i < hi; i++) {
 		seen += hist[i];
 		if (seen >= rank)
 			return slot_value(i);
 	}
 	return slot_value(KQOS_HIST_SLOTS - 1);
+}
+
+__u64 hist_quantile(const __u32 *hist, __u64 total, double q)
+{
+	return hist_quantile_span(hist, (struct hist_span){ 0 }, total, q);
 }
 
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d)
@@ -53,27 +90,47 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 	}
 	d->no_hist = cur->no_hist || !cur->rq_hist;
 	d->rq_hist = d->no_hist ? NULL : cur->rq_hist;
+	d->rq_span = cur->rq_span;
 }
 
-void hist_delta(__u32 *delta, __u32 *last, const __u32 *now)
+struct hist_span hist_delta(__u32 *delta, __u32 *last, const __u32 *now)
 {
-	for (int i = 0; i < KQOS_HIST_SLOTS; i++) {
-		delta[i] = now[i] - last[i];
-		last[i] = now[i];
+	unsigned int lo = KQOS_HIST_SLOTS, hi = KQOS_HIST_SLOTS;
+
+	/* a block at a time, so the slots' loop stays branch-free (vectorised) */
+	for (unsigned int b = 0; b < KQOS_HIST_SLOTS; b += HIST_SPAN_BLOCK) {
+		__u32 any = 0;
+
+		for (unsigned int i = b; i < b + HIST_SPAN_BLOCK; i++) {
+			delta[i] = now[i] - last[i];
+			last[i] = now[i];
+			any |= delta[i];
+		}
+		if (!any)
+			continue;
+		if (lo == KQOS_HIST_SLOTS)
+			lo = b;
+		hi = b + HIST_SPAN_BLOCK;
 	}
+	return (struct hist_span){ .lo = (__u16)(lo < hi ? lo : hi), .hi = (__u16)hi };
 }
 
 __u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
 			  const struct cg_totals *d)
 {
-	int top = KQOS_HIST_SLOTS - 1;
+	unsigned int lo, hi;
+	int top;
 	__u64 bound;
 
 	if (!prev || cur->rq_wait_max_ns > prev->rq_wait_max_ns)
 		return cur->rq_wait_max_ns;
 	if (d->no_hist)
 		return 0; /* unknown until the next histogram */
-	while (top > 0 && !d->rq_hist[top])
+	hist_span_bounds(d->rq_span, &lo, &hi);
+	if (lo >= hi)
+		return 0;
+	top = (int)hi - 1;
+	while (top > (int)lo && !d->rq_hist[top])
 		top--;
 	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
 	return bound < cur->rq_wait_max_ns ? bound : cur->rq_wait_max_ns;
@@ -133,13 +190,25 @@ bool cg_delta_active(const struct cg_delta *d)
 	return d->d.oncpu_ns || d->d.nr_switch_in || d->d.rq_wait_cnt;
 }
 
-void hist_fold(const __u32 *hist, __u64 *buckets)
+/*
+ * The export buckets' bounds are powers of two and a BPF slot's upper bound is in its own
+ * octave: all KQOS_HIST_SUB slots of an aligned block fall in one bucket (the first two
+ * blocks, below 2 * KQOS_HIST_SUB ns, in the first), so a block is summed and added once.
+ */
+void hist_fold(const __u32 *hist, struct hist_span span, __u64 *buckets)
 {
-	for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
-		int b = hist[s] ? coarse_bucket(s) : -1;
+	unsigned int lo, hi;
 
-		if (b >= 0)
-			buckets[b] += hist[s];
+	hist_span_bounds(span, &lo, &hi);
+	for (unsigned int o = lo & ~(KQOS_HIST_SUB - 1u); o < hi; o += KQOS_HIST_SUB) {
+		int b = coarse_bucket(o);
+		__u64 sum = 0;
+
+		if (b < 0)
+			return; /* past the last bucket: only in +Inf, as every later block */
+		for (unsigned int s = o; s < o + KQOS_HIST_SUB; s++)
+			sum += hist[s];
+		buckets[b] += sum;
 	}
 }
 
@@ -149,7 +218,7 @@ void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
 	c->waits += d->rq_wait_cnt;
 	c->wait_ns += d->rq_wait_ns;
 	if (!d->no_hist && d->rq_hist)
-		hist_fold(d->rq_hist, c->hist);
+		hist_fold(d->rq_hist, d->rq_span, c->hist);
 	for (int i = 0; i < KQOS_PMU_MAX; i++)
 		c->pmu[i] += d->pmu_count[i];
 }
@@ -173,15 +242,21 @@ void cg_cum_le(const struct cg_cum *c, __u64 *out)
 	}
 }
 
-void hist_add(__u32 *dst, const __u32 *src)
+void hist_add(__u32 *dst, const __u32 *src, struct hist_span span)
 {
-	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+	unsigned int lo, hi;
+
+	hist_span_bounds(span, &lo, &hi);
+	for (unsigned int s = lo; s < hi; s++)
 		dst[s] += src[s];
 }
 
-void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b)
+void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b, struct hist_span span)
 {
-	for (int s = 0; s < KQOS_HIST_SLOTS; s++)
+	unsigned int lo, hi;
+
+	hist_span_bounds(span, &lo, &hi);
+	for (unsigned int s = lo; s < hi; s++)
 		dst[s] = a[s] + b[s];
 }
 
@@ -217,7 +292,8 @@ void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
 		a->pmu_per_s[i] += src->pmu_per_s[i];
 }
 
-static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct snap_stats *st)
+static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct hist_span span,
+			   struct snap_stats *st)
 {
 	__u64 total;
 
@@ -229,11 +305,11 @@ static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct sna
 	st->rq_hist_stale = a->t.no_hist || !hist;
 	if (st->rq_hist_stale)
 		return;
-	total = hist_total(hist);
+	total = hist_total_span(hist, span);
 	st->rq_max_ns = a->t.rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
-	st->rq_p50_ns = hist_quantile(hist, total, 0.5);
-	st->rq_p99_ns = hist_quantile(hist, total, 0.99);
+	st->rq_p50_ns = hist_quantile_span(hist, span, total, 0.5);
+	st->rq_p99_ns = hist_quantile_span(hist, span, total, 0.99);
 	if (st->rq_p50_ns > st->rq_max_ns)
 		st->rq_p50_ns = st->rq_max_ns;
 	if (st->rq_p99_ns > st->rq_max_ns)
@@ -284,15 +360,16 @@ void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st)
 	st->rq_max_ns = q->max_ns;
 }
 
-void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist, __u64 dt_ns,
-		  const struct pmu_event_cfg *ev, int n, struct snap_stats *st)
+void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist,
+		  struct hist_span span, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,
+		  struct snap_stats *st)
 {
 	if (!a->any || !dt_ns)
 		return;
 	st->has_cpu = true;
 	st->cpu_cores = (double)a->t.oncpu_ns / (double)dt_ns;
 	st->runs_per_s = (double)a->t.nr_switch_in * 1e9 / (double)dt_ns;
-	interval_waits(a, hist, st);
+	interval_waits(a, hist, span, st);
 	totals_since_start(c, st);
 	pmu_rates(a, c, ev, n, st);
 }

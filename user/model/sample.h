@@ -57,8 +57,12 @@ struct cg_cum {
 
 /* Fold one interval into the cumulative counters (histogram slots into export buckets). */
 void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d);
-/* BPF histogram @hist (an interval's increase) into export buckets @buckets (per bucket). */
-void hist_fold(const __u32 *hist, __u64 *buckets);
+/* BPF histogram @hist (an interval's increase, zero outside @span) into export @buckets. */
+void hist_fold(const __u32 *hist, struct hist_span span, __u64 *buckets);
+/* The slots to read of a histogram with @span: [*lo, *hi). */
+void hist_span_bounds(struct hist_span span, unsigned int *lo, unsigned int *hi);
+/* The smallest span that holds both. */
+struct hist_span hist_span_union(struct hist_span a, struct hist_span b);
 /* @c's buckets as Prometheus has them: cumulative in le order, into @out[SNAP_RQ_BUCKETS]. */
 void cg_cum_le(const struct cg_cum *c, __u64 *out);
 
@@ -91,10 +95,10 @@ void cg_acc_add(struct cg_acc *a, const struct cg_delta *d);
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src);
 /* An entity's counters since start @c take its interval @a (the histogram aside: hist_fold). */
 void cg_cum_add_acc(struct cg_cum *c, const struct cg_acc *a);
-/* @dst += @src, slot by slot: an entity's histogram from its cgroups'. */
-void hist_add(__u32 *dst, const __u32 *src);
-/* @dst = @a + @b, slot by slot: the first two of an entity's, without zeroing @dst first. */
-void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b);
+/* @dst += @src over slots [lo, hi) of @span: an entity's histogram from its cgroups'. */
+void hist_add(__u32 *dst, const __u32 *src, struct hist_span span);
+/* @dst = @a + @b over @span: the first two of an entity's, without zeroing @dst first. */
+void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b, struct hist_span span);
 
 /*
  * Rates of @a over @dt_ns into @st (left as is when @a saw no cgroup): CPU, runs, wait mean,
@@ -103,8 +107,9 @@ void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b);
  * buckets aside: st->rq_hist_total is the caller's), PMU rates of the @n events @ev with CPI
  * and MPKI.
  */
-void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist, __u64 dt_ns,
-		  const struct pmu_event_cfg *ev, int n, struct snap_stats *st);
+void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist,
+		  struct hist_span span, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,
+		  struct snap_stats *st);
 
 /*
  * Cycles per instruction and LLC misses per 1000 instructions from per-second rates
@@ -120,12 +125,15 @@ int rate_mpki(const double *pmu_per_s, const struct pmu_event_cfg *ev, int n, do
  * 0 when total is 0.
  */
 __u64 hist_quantile(const __u32 *hist, __u64 total, double q);
+/* The same over the slots of @span only, which hold all of @hist's values. */
+__u64 hist_quantile_span(const __u32 *hist, struct hist_span span, __u64 total, double q);
 
 /*
  * Number of values in a histogram. Rank quantiles against this, not against a separately
  * read count: the maps are read while other CPUs update them, so the two may differ a little.
  */
 __u64 hist_total(const __u32 *hist);
+__u64 hist_total_span(const __u32 *hist, struct hist_span span);
 
 /*
  * Delta of one cgroup's counters (cur - prev). @cur's histogram is an increase already (since
@@ -135,9 +143,11 @@ __u64 hist_total(const __u32 *hist);
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
 /*
  * A histogram read: @delta = @now - @last slot by slot (wrap-safe: the BPF slots are u32),
- * then @last = @now, so that the next read's increase starts here.
+ * then @last = @now, so that the next read's increase starts here. Returns @delta's span, in
+ * blocks of HIST_SPAN_BLOCK slots.
  */
-void hist_delta(__u32 *delta, __u32 *last, const __u32 *now);
+#define HIST_SPAN_BLOCK 16
+struct hist_span hist_delta(__u32 *delta, __u32 *last, const __u32 *now);
 
 /*
  * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev

@@ -334,24 +334,45 @@ static void fold_containers(struct snapshot *s, struct layout *l, size_t i)
 	}
 }
 
+/* sb->hist, valid over @had, grows to @want: the slots it takes in are zeroed first. */
+static void widen(struct snapbuild *sb, struct hist_span had, struct hist_span want)
+{
+	unsigned int hlo, hhi, wlo, whi;
+
+	hist_span_bounds(had, &hlo, &hhi);
+	hist_span_bounds(want, &wlo, &whi);
+	if (hlo >= hhi) {
+		memset(&sb->hist[wlo], 0, (whi - wlo) * sizeof(sb->hist[0]));
+		return;
+	}
+	memset(&sb->hist[wlo], 0, (hlo - wlo) * sizeof(sb->hist[0]));
+	memset(&sb->hist[hhi], 0, (whi - hhi) * sizeof(sb->hist[0]));
+}
+
 /*
  * The histograms of @a's cgroups (its chain through sb->hnext), *@n of them so far: the first
- * is only noted in *@first; from the second on they are summed in sb->hist.
+ * is only noted in *@first; from the second on they are summed in sb->hist. *@span holds
+ * them all; only its slots are read or written.
  */
 static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const struct cg_acc *a,
-		       const __u32 **first, unsigned int *n)
+		       const __u32 **first, unsigned int *n, struct hist_span *span)
 {
 	for (__u32 k = a->hist_head; k; k = sb->hnext[k - 1]) {
-		const __u32 *h = cgs[k - 1].d.rq_hist;
+		const struct cg_totals *d = &cgs[k - 1].d;
+		struct hist_span u;
 
-		if (cgs[k - 1].d.no_hist)
+		if (d->no_hist)
 			continue;
-		if (!*n)
-			*first = h;
-		else if (*n == 1)
-			hist_sum(sb->hist, *first, h);
-		else
-			hist_add(sb->hist, h);
+		u = hist_span_union(*span, d->rq_span);
+		if (!*n) {
+			*first = d->rq_hist;
+		} else if (*n == 1) {
+			hist_sum(sb->hist, *first, d->rq_hist, u);
+		} else {
+			widen(sb, *span, u);
+			hist_add(sb->hist, d->rq_hist, d->rq_span);
+		}
+		*span = *n ? u : d->rq_span;
 		(*n)++;
 	}
 }
@@ -363,23 +384,30 @@ static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const s
  * increase, not a copy: half the entities, 1 KiB each, on every histogram tick.
  */
 static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs,
-				const struct cg_acc *a, const struct cg_acc *more, size_t nmore)
+				const struct cg_acc *a, const struct cg_acc *more, size_t nmore,
+				struct hist_span *span)
 {
 	const __u32 *first = NULL;
 	unsigned int n = 0;
 
+	*span = (struct hist_span){ .lo = KQOS_HIST_SLOTS, .hi = KQOS_HIST_SLOTS };
 	if (sb->no_chain || !a->any || a->t.no_hist || !a->t.rq_wait_cnt)
 		return NULL;
-	chain_hist(sb, cgs, a, &first, &n);
+	chain_hist(sb, cgs, a, &first, &n, span);
 	for (size_t j = 0; j < nmore; j++)
-		chain_hist(sb, cgs, &more[j], &first, &n);
+		chain_hist(sb, cgs, &more[j], &first, &n, span);
 	return n > 1 ? sb->hist : first;
 }
 
-static void entity_stats(const struct snapshot *s, const struct cg_acc *a, const struct cg_cum *c,
-			 const __u32 *hist, __u64 dt, struct snap_stats *st)
+/* Entity @a's stats, with its histogram this tick when one is read. */
+static void entity_stats(struct snapbuild *sb, const struct snapbuild_input *in,
+			 const struct snapshot *s, const struct cg_acc *a, const struct cg_cum *c,
+			 const struct cg_acc *more, size_t nmore, struct snap_stats *st)
 {
-	sample_stats(a, c, hist, dt, s->pmu, s->pmu_n, st);
+	struct hist_span span;
+	const __u32 *h = entity_hist(sb, in->cgs, a, more, nmore, &span);
+
+	sample_stats(a, c, h, span, in->dt_ns, s->pmu, s->pmu_n, st);
 }
 
 /* Room for one more "other": most cgroups belong to a pod, so the list grows as it needs. */
@@ -413,7 +441,8 @@ static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, 
 		return -ENOMEM;
 	o->cgid = d->d.cgid;
 	cg_acc_add(&one, d);
-	entity_stats(s, &one, c, d->d.no_hist ? NULL : d->d.rq_hist, dt, &o->st);
+	sample_stats(&one, c, d->d.no_hist ? NULL : d->d.rq_hist, d->d.rq_span, dt, s->pmu,
+		     s->pmu_n, &o->st);
 	rq_quantiles_carry(&c->q, &o->st);
 	cg_cum_le(c, o->hist_total);
 	s->nr_others++;
@@ -531,7 +560,7 @@ static bool fold_chain(const struct snapbuild *sb, const struct cg_delta *cgs,
 
 		if (d->no_hist || !d->rq_hist || !d->rq_wait_cnt)
 			continue;
-		hist_fold(d->rq_hist, b);
+		hist_fold(d->rq_hist, d->rq_span, b);
 		any = true;
 	}
 	return any;
@@ -577,7 +606,7 @@ static void finish_container(struct snapbuild *sb, const struct snapbuild_input 
 		add_buckets(pod_b, b);
 		*pod_any = true;
 	}
-	entity_stats(s, a, &l->cum[e], entity_hist(sb, in->cgs, a, NULL, 0), in->dt_ns, st);
+	entity_stats(sb, in, s, a, &l->cum[e], NULL, 0, st);
 	rq_quantiles_carry(&l->cum[e].q, st);
 }
 
@@ -598,9 +627,7 @@ static void finish_entities(struct snapbuild *sb, struct snapshot *s,
 		fold_containers(s, l, i);
 		any |= l->acc[i].any && fold_chain(sb, in->cgs, &l->acc[i], b);
 		advance(l, i, &l->acc[i], b, any);
-		entity_stats(s, &l->acc[i], &l->cum[i],
-			     entity_hist(sb, in->cgs, &l->acc[i], ctrs, p->nr_ctrs), in->dt_ns,
-			     &p->st);
+		entity_stats(sb, in, s, &l->acc[i], &l->cum[i], ctrs, p->nr_ctrs, &p->st);
 		rq_quantiles_carry(&l->cum[i].q, &p->st);
 		s->classes[p->pod->qos].pods++;
 		s->classes[p->pod->qos].cpu_cores += p->st.has_cpu ? p->st.cpu_cores : 0;

@@ -34,7 +34,7 @@ void snap_strings__put(struct snap_strings *ss)
 
 struct snap_hist_totals *snap_hist_totals__new(size_t n)
 {
-	struct snap_hist_totals *t = calloc(1, sizeof(*t) + n * SNAP_RQ_BUCKETS * sizeof(t->v[0]));
+	struct snap_hist_totals *t = malloc(sizeof(*t) + n * SNAP_RQ_BUCKETS * sizeof(t->v[0]));
 
 	if (!t)
 		return NULL;

@@ -297,7 +297,7 @@ struct snap_hist_totals {
 	__u64 v[]; /* n * SNAP_RQ_BUCKETS */
 };
 
-/* Room for @n entities' buckets, zeroed, one reference; NULL on -ENOMEM. */
+/* Room for @n entities' buckets (not zeroed: the maker writes them all), one reference. */
 struct snap_hist_totals *snap_hist_totals__new(size_t n);
 struct snap_hist_totals *snap_hist_totals__ref(struct snap_hist_totals *t);
 void snap_hist_totals__put(struct snap_hist_totals *t);
