@@ -43,7 +43,6 @@ struct collector {
 	__u32 nslots;
 	__u32 last_slotted, last_hashed; /* the last read's cgroups from each */
 	struct hist_store hs; /* each cgroup's last read histogram and its increase */
-	__u32 hsum[KQOS_HIST_SLOTS]; /* one cgroup's histogram summed over CPUs */
 	int ncpus;
 	size_t capacity;
 	size_t read_cap; /* the slots and cg_stats: entries a read can see before merging */
@@ -602,11 +601,8 @@ static struct cg_totals *find_totals(struct cg_totals *buf, size_t n, __u64 cgid
 static void sum_hist(struct collector *c, const struct kqos_cg_hist *v, struct cg_totals *buf,
 		     size_t i)
 {
-	memset(c->hsum, 0, sizeof(c->hsum));
-	for (int cpu = 0; cpu < c->ncpus; cpu++, v++)
-		for (int k = 0; k < KQOS_HIST_SLOTS; k++)
-			c->hsum[k] += v->rq_hist[k];
-	buf[i].rq_hist = hist_store_read(&c->hs, i, c->hsum, &buf[i].rq_span);
+	_Static_assert(sizeof(*v) == KQOS_HIST_SLOTS * sizeof(__u32), "rows back to back");
+	buf[i].rq_hist = hist_store_read_rows(&c->hs, i, v->rq_hist, c->ncpus, &buf[i].rq_span);
 	buf[i].no_hist = false;
 }
 

@@ -82,9 +82,50 @@ int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n)
 	return 0;
 }
 
+/* Block @b of the @nrows rows, summed into @sum. */
+static void sum_block(const __u32 *rows, int nrows, unsigned int b, __u32 *sum)
+{
+	memcpy(sum, &rows[b], HIST_SPAN_BLOCK * sizeof(*sum));
+	for (int r = 1; r < nrows; r++)
+		for (unsigned int k = 0; k < HIST_SPAN_BLOCK; k++)
+			sum[k] += rows[(size_t)r * KQOS_HIST_SLOTS + b + k];
+}
+
+static bool block_moved(const __u32 *sum, const __u32 *last)
+{
+	__u32 any = 0;
+
+	for (unsigned int k = 0; k < HIST_SPAN_BLOCK; k++)
+		any |= sum[k] ^ last[k];
+	return any;
+}
+
+const __u32 *hist_store_read_rows(struct hist_store *s, size_t i, const __u32 *rows, int nrows,
+				  struct hist_span *span)
+{
+	__u32 *last = s->last[i], *delta = s->delta[i], sum[HIST_SPAN_BLOCK];
+	unsigned int lo = KQOS_HIST_SLOTS, hi = KQOS_HIST_SLOTS;
+
+	for (unsigned int b = 0; b < KQOS_HIST_SLOTS; b += HIST_SPAN_BLOCK) {
+		sum_block(rows, nrows, b, sum);
+		if (!block_moved(sum, &last[b]))
+			continue;
+		if (lo == KQOS_HIST_SLOTS)
+			lo = b;
+		else /* still blocks of the span: their increase is none */
+			memset(&delta[hi], 0, (b - hi) * sizeof(*delta));
+		for (unsigned int k = 0; k < HIST_SPAN_BLOCK; k++) {
+			delta[b + k] = sum[k] - last[b + k];
+			last[b + k] = sum[k];
+		}
+		hi = b + HIST_SPAN_BLOCK;
+	}
+	*span = (struct hist_span){ .lo = (__u16)lo, .hi = (__u16)hi };
+	return delta;
+}
+
 const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,
 			     struct hist_span *span)
 {
-	*span = hist_delta(s->delta[i], s->last[i], now);
-	return s->delta[i];
+	return hist_store_read_rows(s, i, now, 1, span);
 }

@@ -28,9 +28,13 @@ void hist_store_fini(struct hist_store *s);
 int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n);
 /*
  * Entry @i (@buf's index at the sync) was read as @now: its increase, stored in delta[i], with
- * the span that holds it in *@span.
+ * the span that holds it in *@span. Only the slots in the span are its: blocks that did not
+ * move are not written, so that a read costs what moved, not 2 KiB.
  */
 const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,
 			     struct hist_span *span);
+/* The same for a histogram kept per CPU: @nrows copies of KQOS_HIST_SLOTS, summed. */
+const __u32 *hist_store_read_rows(struct hist_store *s, size_t i, const __u32 *rows, int nrows,
+				  struct hist_span *span);
 
 #endif
