@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <math.h>
+#include <stddef.h>
 #include <string.h>
 
 #include "sample.h"
@@ -225,11 +226,11 @@ void cg_cum_add_delta(struct cg_cum *c, const struct cg_totals *d)
 
 void cg_cum_add_acc(struct cg_cum *c, const struct cg_acc *a)
 {
-	c->oncpu += a->t.oncpu_ns;
-	c->waits += a->t.rq_wait_cnt;
-	c->wait_ns += a->t.rq_wait_ns;
-	for (int i = 0; i < KQOS_PMU_MAX; i++)
-		c->pmu[i] += a->t.pmu_count[i];
+	c->oncpu += a->oncpu_ns;
+	c->waits += a->rq_wait_cnt;
+	c->wait_ns += a->rq_wait_ns;
+	for (int i = 0; a->has_pmu && i < KQOS_PMU_MAX; i++)
+		c->pmu[i] += a->pmu.count[i];
 }
 
 void cg_cum_le(const struct cg_cum *c, __u64 *out)
@@ -276,20 +277,63 @@ void totals_add(struct cg_totals *t, const struct cg_totals *o)
 	}
 }
 
-void cg_acc_add(struct cg_acc *a, const struct cg_delta *d)
+void cg_acc_clear(struct cg_acc *a)
+{
+	memset(a, 0, a->has_pmu ? sizeof(*a) : offsetof(struct cg_acc, pmu));
+}
+
+static bool delta_has_pmu(const struct cg_totals *d)
+{
+	__u64 any = 0;
+
+	for (int i = 0; i < KQOS_PMU_MAX; i++)
+		any |= d->pmu_count[i] | d->pmu_enabled[i] | d->pmu_running[i];
+	return any;
+}
+
+static void acc_counters(struct cg_acc *a, bool no_hist, __u64 oncpu, __u64 switches, __u64 waits,
+			 __u64 wait_ns, __u64 wait_max)
 {
 	a->any = true;
-	totals_add(&a->t, &d->d);
-	for (int i = 0; i < KQOS_PMU_MAX; i++)
-		a->pmu_per_s[i] += d->pmu_per_s[i];
+	a->no_hist |= no_hist;
+	a->oncpu_ns += oncpu;
+	a->nr_switch_in += switches;
+	a->rq_wait_cnt += waits;
+	a->rq_wait_ns += wait_ns;
+	if (wait_max > a->rq_wait_max_ns)
+		a->rq_wait_max_ns = wait_max;
+}
+
+static void acc_pmu(struct cg_acc *a, const __u64 *count, const __u64 *enabled,
+		    const __u64 *running, const double *per_s)
+{
+	a->has_pmu = true;
+	for (int i = 0; i < KQOS_PMU_MAX; i++) {
+		a->pmu.count[i] += count[i];
+		a->pmu.enabled[i] += enabled[i];
+		a->pmu.running[i] += running[i];
+		a->pmu.per_s[i] += per_s[i];
+	}
+}
+
+void cg_acc_add(struct cg_acc *a, const struct cg_delta *d)
+{
+	const struct cg_totals *t = &d->d;
+
+	acc_counters(a, t->no_hist, t->oncpu_ns, t->nr_switch_in, t->rq_wait_cnt, t->rq_wait_ns,
+		     t->rq_wait_max_ns);
+	if (delta_has_pmu(t))
+		acc_pmu(a, t->pmu_count, t->pmu_enabled, t->pmu_running, d->pmu_per_s);
 }
 
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src)
 {
-	a->any |= src->any;
-	totals_add(&a->t, &src->t);
-	for (int i = 0; i < KQOS_PMU_MAX; i++)
-		a->pmu_per_s[i] += src->pmu_per_s[i];
+	if (!src->any)
+		return;
+	acc_counters(a, src->no_hist, src->oncpu_ns, src->nr_switch_in, src->rq_wait_cnt,
+		     src->rq_wait_ns, src->rq_wait_max_ns);
+	if (src->has_pmu)
+		acc_pmu(a, src->pmu.count, src->pmu.enabled, src->pmu.running, src->pmu.per_s);
 }
 
 static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct hist_span span,
@@ -297,16 +341,16 @@ static void interval_waits(const struct cg_acc *a, const __u32 *hist, struct his
 {
 	__u64 total;
 
-	st->rq_waits = a->t.rq_wait_cnt;
-	if (!a->t.rq_wait_cnt)
+	st->rq_waits = a->rq_wait_cnt;
+	if (!a->rq_wait_cnt)
 		return;
-	st->rq_wait_mean_ns = (double)a->t.rq_wait_ns / (double)a->t.rq_wait_cnt;
+	st->rq_wait_mean_ns = (double)a->rq_wait_ns / (double)a->rq_wait_cnt;
 	/* no histogram this tick: the caller carries the last quantiles (rq_hist_stale) */
-	st->rq_hist_stale = a->t.no_hist || !hist;
+	st->rq_hist_stale = a->no_hist || !hist;
 	if (st->rq_hist_stale)
 		return;
 	total = hist_total_span(hist, span);
-	st->rq_max_ns = a->t.rq_wait_max_ns;
+	st->rq_max_ns = a->rq_wait_max_ns;
 	/* A midpoint may overshoot the largest value actually seen. */
 	st->rq_p50_ns = hist_quantile_span(hist, span, total, 0.5);
 	st->rq_p99_ns = hist_quantile_span(hist, span, total, 0.99);
@@ -328,12 +372,11 @@ static void pmu_rates(const struct cg_acc *a, const struct cg_cum *c,
 {
 	st->pmu_n = n;
 	for (int i = 0; i < n; i++) {
-		st->pmu_per_s[i] = a->pmu_per_s[i];
+		st->pmu_per_s[i] = a->pmu.per_s[i];
 		/* untracked times (software events, never multiplexed) read as always running */
 		st->pmu_running_ratio[i] =
-			a->t.pmu_enabled[i] ?
-				(double)a->t.pmu_running[i] / (double)a->t.pmu_enabled[i] :
-				1;
+			a->pmu.enabled[i] ? (double)a->pmu.running[i] / (double)a->pmu.enabled[i] :
+					    1;
 		st->pmu_total[i] = c->pmu[i];
 	}
 	if (!n)
@@ -367,8 +410,8 @@ void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *h
 	if (!a->any || !dt_ns)
 		return;
 	st->has_cpu = true;
-	st->cpu_cores = (double)a->t.oncpu_ns / (double)dt_ns;
-	st->runs_per_s = (double)a->t.nr_switch_in * 1e9 / (double)dt_ns;
+	st->cpu_cores = (double)a->oncpu_ns / (double)dt_ns;
+	st->runs_per_s = (double)a->nr_switch_in * 1e9 / (double)dt_ns;
 	interval_waits(a, hist, span, st);
 	totals_since_start(c, st);
 	pmu_rates(a, c, ev, n, st);

@@ -48,11 +48,12 @@ void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st);
  * tick adds its interval once instead of summing its cgroups' again.
  */
 struct cg_cum {
+	/* what every tick touches first, in one cache line */
 	__u64 cgid; /* of the cgroup; 0 in an entity's */
 	__u64 oncpu, waits, wait_ns;
-	__u64 hist[SNAP_RQ_BUCKETS]; /* per bucket, not cumulative */
-	__u64 pmu[KQOS_PMU_MAX];
 	struct rq_quantiles q; /* the last fresh quantiles, shown while histograms are stale */
+	__u64 pmu[KQOS_PMU_MAX]; /* only with PMU events */
+	__u64 hist[SNAP_RQ_BUCKETS]; /* per bucket, not cumulative; only on histogram reads */
 };
 
 /* Fold one interval into the cumulative counters (histogram slots into export buckets). */
@@ -72,16 +73,24 @@ void cg_cum_le(const struct cg_cum *c, __u64 *out);
  * where the quantiles are taken (sample_stats): a 1 KiB histogram in each of two entities per
  * pod was 2 MB at 1000 pods and 10 MB at 5000, and zeroing them a cost every tick.
  */
+struct cg_acc_pmu {
+	__u64 count[KQOS_PMU_MAX], enabled[KQOS_PMU_MAX], running[KQOS_PMU_MAX];
+	double per_s[KQOS_PMU_MAX];
+};
+
 struct cg_acc {
 	bool any;
+	bool no_hist; /* one of the cgroups had no histogram this tick */
+	bool has_pmu; /* pmu was charged (a host that counts events): zeroed only then */
 	__u32 hist_head; /* the caller's: snapbuild chains an entity's cgroups from here */
-	/*
-	 * The cgroups' intervals summed (totals_add): rq_wait_max_ns the largest, no_hist set
-	 * when one had no histogram this tick; cgid and rq_hist unused.
-	 */
-	struct cg_totals t;
-	double pmu_per_s[KQOS_PMU_MAX];
+	/* the cgroups' intervals summed; rq_wait_max_ns the largest */
+	__u64 oncpu_ns, nr_switch_in, rq_wait_cnt, rq_wait_ns, rq_wait_max_ns;
+	/* last: without PMU events a tick never touches it (a cache line less per entity) */
+	struct cg_acc_pmu pmu;
 };
+
+/* Zero @a for a new tick: its PMU part only when it was charged. */
+void cg_acc_clear(struct cg_acc *a);
 
 /*
  * @t += @o, counter by counter: the largest rq_wait_max_ns, no_hist if either has it. The one

@@ -391,7 +391,7 @@ static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs
 	unsigned int n = 0;
 
 	*span = (struct hist_span){ .lo = KQOS_HIST_SLOTS, .hi = KQOS_HIST_SLOTS };
-	if (sb->no_chain || !a->any || a->t.no_hist || !a->t.rq_wait_cnt)
+	if (sb->no_chain || !a->any || a->no_hist || !a->rq_wait_cnt)
 		return NULL;
 	chain_hist(sb, cgs, a, &first, &n, span);
 	for (size_t j = 0; j < nmore; j++)

@@ -205,7 +205,7 @@ int layout_update(struct layout *l, const struct snapbuild_input *in, struct pod
 void layout_begin(struct layout *l)
 {
 	for (size_t i = 0; i < l->ntouched; i++)
-		memset(&l->acc[l->touched[i]], 0, sizeof(l->acc[0]));
+		cg_acc_clear(&l->acc[l->touched[i]]);
 	l->ntouched = 0;
 	l->cursor = 0;
 	l->nmiss = 0;
