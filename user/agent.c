@@ -84,6 +84,12 @@ struct agent {
 	const void *trim_pods;
 	__u64 last_trim_ns;
 	__u64 events_lost; /* ring buffer records lost so far, in the kernel and here */
+	/* the roots the reactor hears mkdirs below, found again only when the walk changes */
+	uint64_t root_ids[CONFIG_MAX_GROUPS + 1];
+	size_t nroots;
+	unsigned long roots_walk_gen;
+	char roots_kubepods[128];
+	bool has_roots;
 	struct agent_stages stages; /* the agent's own cost, per stage of the tick */
 	bool stop;
 };
@@ -754,13 +760,31 @@ static void follow_lost_events(struct agent *a, const struct snap_events *ev)
 	host__rewalk(a->host);
 }
 
-/* The event path follows each new snapshot: what to watch, and when to look again. */
-static void after_build(struct agent *a, const struct snapshot *s)
+/*
+ * The roots' ids, kept while the walk and the kubepods dir stay: looked up every tick, they
+ * were a name_to_handle_at() and a path walk per root per tick. A root not there yet (a
+ * group's parent made later) is looked for again every tick until it is.
+ */
+static void find_roots(struct agent *a, const struct snapshot *s, unsigned long walk_gen)
 {
-	uint64_t ids[CONFIG_MAX_GROUPS + 1];
+	size_t cap = sizeof(a->root_ids) / sizeof(a->root_ids[0]);
+	size_t want = (*s->node.kubepods ? 1 : 0) + a->cfg.pods.nr_groups;
 
+	if (a->has_roots && a->roots_walk_gen == walk_gen &&
+	    !strcmp(a->roots_kubepods, s->node.kubepods))
+		return;
+	a->nroots = roots(a, s, a->root_ids, cap);
+	a->roots_walk_gen = walk_gen;
+	snprintf(a->roots_kubepods, sizeof(a->roots_kubepods), "%s", s->node.kubepods);
+	a->has_roots = a->nroots == (want < cap ? want : cap);
+}
+
+/* The event path follows each new snapshot: what to watch, and when to look again. */
+static void after_build(struct agent *a, const struct snapshot *s, unsigned long walk_gen)
+{
+	find_roots(a, s, walk_gen);
 	reactor__fill(a->react, &a->enforce);
-	reactor__sync(a->react, s, ids, roots(a, s, ids, sizeof(ids) / sizeof(ids[0])));
+	reactor__sync(a->react, s, a->root_ids, a->nroots);
 	reactor__arm(a->react);
 }
 
@@ -860,7 +884,7 @@ static void tick(struct agent *a)
 		decide_timed(a, s, &t0);
 	fill_nodeslo(a, &a->enforce);
 	if (s)
-		after_build(a, s);
+		after_build(a, s, in.walk_gen);
 	if (s)
 		publish(a, s, now);
 	else

@@ -54,7 +54,7 @@ Test(nodestat, read_below_a_proc_root)
 {
 	char dir[] = "/tmp/kqos-proc-XXXXXX", path[64], tmp[80];
 	struct nodestat_files nf = NODESTAT_FILES_INIT;
-	struct node_stat ns;
+	struct node_stat ns = { 0 };
 	FILE *f;
 
 	cr_assert_not_null(mkdtemp(dir));
@@ -62,7 +62,7 @@ Test(nodestat, read_below_a_proc_root)
 	f = fopen(path, "w");
 	fputs("cpu  1 1 1 1 1 1 1 1\n", f);
 	fclose(f);
-	nodestat_read(dir, &nf, &ns);
+	nodestat_read(dir, &nf, NODESTAT_ALL, &ns);
 	cr_assert(ns.has_cpu && !ns.has_memory, "a missing meminfo leaves memory absent");
 	cr_assert_gt(ns.clk_tck, 0);
 	/* a fake's file replaced by a rename is read anew: only procfs files stay open */
@@ -71,8 +71,21 @@ Test(nodestat, read_below_a_proc_root)
 	fputs("cpu  9 1 1 1 1 1 1 1\n", f);
 	fclose(f);
 	cr_assert_eq(rename(tmp, path), 0);
-	nodestat_read(dir, &nf, &ns);
+	nodestat_read(dir, &nf, NODESTAT_ALL, &ns);
 	cr_assert_eq(ns.busy_ticks, 9 + 1 + 1 + 1 + 1, "read the new file");
+	/* memory on its own cadence: a CPU-only read leaves the last memory reading as it was */
+	snprintf(path, sizeof(path), "%s/meminfo", dir);
+	f = fopen(path, "w");
+	fputs("MemTotal: 1000 kB\nMemAvailable: 400 kB\n", f);
+	fclose(f);
+	nodestat_read(dir, &nf, NODESTAT_MEMORY, &ns);
+	cr_assert(ns.has_memory && ns.mem_total_kb == 1000 && ns.mem_available_kb == 400);
+	cr_assert_eq(ns.busy_ticks, 9 + 1 + 1 + 1 + 1, "a memory read leaves CPU as it was");
+	unlink(path);
+	nodestat_read(dir, &nf, NODESTAT_CPU, &ns);
+	cr_assert(ns.has_memory && ns.mem_available_kb == 400, "kept until memory is read");
+	nodestat_read(dir, &nf, NODESTAT_MEMORY, &ns);
+	cr_assert_not(ns.has_memory, "gone when read again");
 	nodestat_files_close(&nf);
 	unlink(path);
 	rmdir(dir);

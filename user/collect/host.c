@@ -28,6 +28,8 @@ struct host {
 	struct cpumgr_watch *cpumgr;
 	struct podsrc *src;
 	struct nodestat_files node_files;
+	struct node_stat node; /* as last read: memory on the stat cadence */
+	uint64_t meminfo_ns;
 	bool pods_from_walk;
 	struct cgwalk_result *walk;
 	uint64_t walk_ns;
@@ -157,7 +159,7 @@ void host__invalidate(struct host *h)
 
 void host__read_node(struct host *h, struct node_stat *ret)
 {
-	nodestat_read(h->proc_root, &h->node_files, ret);
+	nodestat_read(h->proc_root, &h->node_files, NODESTAT_ALL, ret);
 }
 
 struct cgid_index *host__ids(struct host *h)
@@ -242,6 +244,18 @@ static void resolve(struct host *h, struct cg_delta *cgs, size_t n)
 			cgs[i].path = NULL;
 }
 
+/* /proc/stat every tick (node CPU feeds BE suppression), meminfo as pods' memory.stat is. */
+static void read_node(struct host *h, uint64_t now_ns)
+{
+	unsigned int what = NODESTAT_CPU;
+
+	if (!h->meminfo_ns || now_ns - h->meminfo_ns >= h->files_every_ns) {
+		what |= NODESTAT_MEMORY;
+		h->meminfo_ns = now_ns;
+	}
+	nodestat_read(h->proc_root, &h->node_files, what, &h->node);
+}
+
 /* The files of pods' cgroups on their own cadences; a cgroup new to the list is read at once. */
 static void read_files(struct host *h, uint64_t now_ns, const struct pod_list *pods)
 {
@@ -287,7 +301,8 @@ void host__read(struct host *h, uint64_t now_ns, struct snapbuild_input *in, str
 	find_kubepods(h);
 	resolve(h, cgs, nr_cgs);
 	read_files(h, now_ns, pods);
-	nodestat_read(h->proc_root, &h->node_files, &in->node);
+	read_node(h, now_ns);
+	in->node = h->node;
 	in->pods = pods;
 	in->pods_from_walk = h->pods_from_walk;
 	in->pods_stale = h->src && podsrc__is_stale(h->src);

@@ -138,13 +138,22 @@ static int read_head(const char *proc_root, const char *name, int *fd, char *buf
 	return 0;
 }
 
-void nodestat_read(const char *proc_root, struct nodestat_files *f, struct node_stat *ret)
+void nodestat_read(const char *proc_root, struct nodestat_files *f, unsigned int what,
+		   struct node_stat *ret)
 {
 	char buf[NODESTAT_BUF];
 
-	*ret = (struct node_stat){ .clk_tck = sysconf(_SC_CLK_TCK) };
-	if (!read_head(proc_root, "stat", &f->stat_fd, buf, sizeof(buf)))
-		nodestat_parse_stat(buf, ret);
-	if (!read_head(proc_root, "meminfo", &f->meminfo_fd, buf, sizeof(buf)))
-		nodestat_parse_meminfo(buf, ret);
+	if (what & NODESTAT_CPU) {
+		ret->has_cpu = false;
+		ret->busy_ticks = 0;
+		ret->clk_tck = sysconf(_SC_CLK_TCK);
+		if (!read_head(proc_root, "stat", &f->stat_fd, buf, sizeof(buf)))
+			nodestat_parse_stat(buf, ret);
+	}
+	if (what & NODESTAT_MEMORY) {
+		ret->has_memory = false;
+		ret->mem_total_kb = ret->mem_available_kb = 0;
+		if (!read_head(proc_root, "meminfo", &f->meminfo_fd, buf, sizeof(buf)))
+			nodestat_parse_meminfo(buf, ret);
+	}
 }

@@ -29,7 +29,15 @@ struct nodestat_files {
 	}
 void nodestat_files_close(struct nodestat_files *f);
 
-/* Fills what it can; a missing or malformed file leaves its has_* false. */
-void nodestat_read(const char *proc_root, struct nodestat_files *f, struct node_stat *ret);
+#define NODESTAT_CPU	1U /* /proc/stat */
+#define NODESTAT_MEMORY 2U /* /proc/meminfo */
+#define NODESTAT_ALL	(NODESTAT_CPU | NODESTAT_MEMORY)
+
+/*
+ * The files in @what into @ret, the rest of it left as it was: memory is read on the stat
+ * cadence, CPU every tick. A missing or malformed file leaves its has_* false.
+ */
+void nodestat_read(const char *proc_root, struct nodestat_files *f, unsigned int what,
+		   struct node_stat *ret);
 
 #endif
