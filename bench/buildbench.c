@@ -125,7 +125,7 @@ static void tick_input(struct load *l, unsigned int t, struct snapbuild_input *i
 		d->rq_wait_ns = 50000;
 		d->rq_wait_max_ns = 20000;
 		d->no_hist = t % HIST_EVERY;
-		d->rq_hist = d->no_hist ? NULL : l->hist[e];
+		d->rq_hist = d->no_hist ? NULL : l->hist[e] + l->span[e].lo;
 		d->rq_span = l->span[e];
 	}
 	*in = (struct snapbuild_input){ .dt_ns = 100000000ULL,

@@ -121,24 +121,26 @@ Test(sample, the_hist_store_carries_last_reads_and_starts_new_cgroups_at_zero)
 
 	cr_assert_eq(hist_store_sync(&hs, a, 2), 0);
 	d = hist_store_read(&hs, 1, now, &span); /* cgroup 2: 7 waits since it started */
-	cr_expect_eq(d[40], 7);
 	cr_expect(span.lo <= 40 && span.hi > 40 && span.hi - span.lo == HIST_SPAN_BLOCK,
 		  "the block of slot 40 only: [%u, %u)", span.lo, span.hi);
+	cr_expect_eq(d[40 - span.lo], 7, "handed out from the span's first slot");
 	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* 1 gone, 3 new: 2 moves to index 0 */
 	now[40] = 10;
 	d = hist_store_read(&hs, 0, now, &span);
-	cr_expect_eq(d[40], 3, "cgroup 2's increase since its last read");
+	cr_expect_eq(d[40 - span.lo], 3, "cgroup 2's increase since its last read");
 	d = hist_store_read(&hs, 1, now, &span);
-	cr_expect_eq(d[40], 10, "cgroup 3 started at zero");
+	cr_expect_eq(d[40 - span.lo], 10, "cgroup 3 started at zero");
 	cr_assert_eq(hist_store_sync(&hs, b, 2), 0); /* unchanged: nothing moves */
 	d = hist_store_read(&hs, 0, now, &span);
+	cr_expect_not_null(d);
 	cr_expect_geq(span.lo, span.hi, "no increase: an empty span");
+	cr_expect_null(hist_store_read(&hs, 5, now, &span), "no such entry");
 	hist_store_fini(&hs);
 }
 
 /*
  * Per-CPU rows are summed; a block that did not move is not written, but one inside the span
- * reads as no increase, whatever an earlier read left in it.
+ * reads as no increase, whatever an earlier read left where it is kept.
  */
 Test(sample, a_rows_read_sums_cpus_and_zeroes_still_blocks_inside_its_span)
 {
@@ -151,16 +153,19 @@ Test(sample, a_rows_read_sums_cpus_and_zeroes_still_blocks_inside_its_span)
 	cr_assert_eq(hist_store_sync(&hs, a, 1), 0);
 	rows[0][70] = 2;
 	rows[1][70] = 3;
+	rows[0][40] = 1;
 	d = hist_store_read_rows(&hs, 0, rows[0], 2, &span);
-	cr_expect_eq(d[70], 5, "both CPUs' waits");
-	cr_expect(span.lo == 64 && span.hi == 80, "[%u, %u)", span.lo, span.hi);
+	cr_expect(span.lo == 32 && span.hi == 80, "[%u, %u)", span.lo, span.hi);
+	cr_expect_eq(d[70 - 32], 5, "both CPUs' waits");
+	cr_expect_eq(d[50 - 32], 0, "a still block between: none");
+	cr_assert_eq(hist_store_sync(&hs, a, 1), 0); /* the next read reuses the pool */
 	rows[1][40] = 3; /* slot 70 stays, 40 and 100 move */
 	rows[0][100] = 2;
 	d = hist_store_read_rows(&hs, 0, rows[0], 2, &span);
 	cr_expect(span.lo == 32 && span.hi == 112, "[%u, %u)", span.lo, span.hi);
-	cr_expect_eq(d[40], 3);
-	cr_expect_eq(d[100], 2);
-	cr_expect_eq(d[70], 0, "a still block inside the span is zero, not the last read's 5");
+	cr_expect_eq(d[40 - 32], 3);
+	cr_expect_eq(d[100 - 32], 2);
+	cr_expect_eq(d[70 - 32], 0, "a still block inside the span is zero, not the last read's 5");
 	cr_expect_eq(hist_total_span(d, span), 5);
 	hist_store_fini(&hs);
 }

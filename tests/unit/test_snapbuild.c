@@ -140,6 +140,7 @@ static void waits_at(int i, __u64 ns, __u32 n)
 	d[i].d.rq_wait_max_ns = ns;
 	d[i].d.no_hist = false;
 	d[i].d.rq_hist = hist[i];
+	d[i].d.rq_span = (struct hist_span){ 0 }; /* all 256 slots */
 	memset(hist[i], 0, sizeof(hist[i]));
 	hist[i][kqos_hist_slot(ns)] = n;
 }
@@ -426,6 +427,7 @@ static void waits_in(int i, __u64 ns, __u32 n)
 	waits_at(i, ns, n);
 	d[i].d.rq_span = (struct hist_span){ .lo = (__u16)(slot & ~(HIST_SPAN_BLOCK - 1u)),
 					     .hi = (__u16)((slot | (HIST_SPAN_BLOCK - 1u)) + 1) };
+	d[i].d.rq_hist = hist[i] + d[i].d.rq_span.lo; /* from the span's first slot */
 }
 
 /*

@@ -603,7 +603,7 @@ static void sum_hist(struct collector *c, const struct kqos_cg_hist *v, struct c
 {
 	_Static_assert(sizeof(*v) == KQOS_HIST_SLOTS * sizeof(__u32), "rows back to back");
 	buf[i].rq_hist = hist_store_read_rows(&c->hs, i, v->rq_hist, c->ncpus, &buf[i].rq_span);
-	buf[i].no_hist = false;
+	buf[i].no_hist = !buf[i].rq_hist;
 }
 
 /* A cgroup without a cg_hist entry never waited: read, with nothing added. */

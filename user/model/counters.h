@@ -30,7 +30,9 @@ struct pmu_event_cfg {
 
 /*
  * The slots [lo, hi) outside which a histogram is zero, so that summing, folding and ranking
- * it reads a few dozen slots of 256. hi 0: unknown, all of them; lo == hi: empty.
+ * it reads a few dozen slots of 256. hi 0: unknown, all of them; lo == hi: empty. A histogram
+ * with a span is handed out as a pointer to its slot lo: h[k] is slot lo + k (with hi 0, slot
+ * k), so that an increase holds only its span's slots.
  */
 struct hist_span {
 	__u16 lo, hi;
@@ -48,8 +50,9 @@ struct cg_totals {
 	__u64 pmu_enabled[KQOS_PMU_MAX];
 	__u64 pmu_running[KQOS_PMU_MAX];
 	/*
-	 * The wait histogram's increase since its previous read (KQOS_HIST_SLOTS slots), owned
-	 * by whoever read it (the collector: valid until its next read). NULL, with no_hist,
+	 * The wait histogram's increase since its previous read, the slots of rq_span from its
+	 * first (hist_span), owned by whoever read it (the collector: valid until its next
+	 * read). NULL, with no_hist,
 	 * when the histogram was not read this tick: the collector reads it for watched cgroups
 	 * every tick, for all on a slower cadence.
 	 */

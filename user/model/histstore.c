@@ -10,7 +10,7 @@ void hist_store_fini(struct hist_store *s)
 {
 	free(s->ids);
 	free(s->last);
-	free(s->delta);
+	free(s->pool);
 	memset(s, 0, sizeof(*s));
 }
 
@@ -40,18 +40,22 @@ static void carry(const struct hist_store *s, const struct cg_totals *buf, size_
 	}
 }
 
-/* Room for @n deltas, grown only: their contents mean nothing until a read writes them. */
-static int grow_deltas(struct hist_store *s, size_t n)
+/*
+ * Room for @n whole histograms, grown only. Their pages are touched only as far as reads fill
+ * them: the memory kept is what the largest read's spans took.
+ */
+static int grow_pool(struct hist_store *s, size_t n)
 {
+	size_t cap = (n ? n : 1) * KQOS_HIST_SLOTS;
 	void *p;
 
-	if (n <= s->cap)
+	if (cap <= s->pool_cap)
 		return 0;
-	p = realloc(s->delta, n * sizeof(*s->delta));
+	p = realloc(s->pool, cap * sizeof(*s->pool));
 	if (!p)
 		return -ENOMEM;
-	s->delta = p;
-	s->cap = n;
+	s->pool = p;
+	s->pool_cap = cap;
 	return 0;
 }
 
@@ -60,9 +64,10 @@ int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n)
 	__u32(*last)[KQOS_HIST_SLOTS];
 	__u64 *ids;
 
+	s->pool_used = 0;
 	if (same_ids(s, buf, n))
 		return 0;
-	if (grow_deltas(s, n))
+	if (grow_pool(s, n))
 		return -ENOMEM;
 	ids = malloc((n ? n : 1) * sizeof(*ids));
 	last = malloc((n ? n : 1) * sizeof(*last));
@@ -103,9 +108,13 @@ static bool block_moved(const __u32 *sum, const __u32 *last)
 const __u32 *hist_store_read_rows(struct hist_store *s, size_t i, const __u32 *rows, int nrows,
 				  struct hist_span *span)
 {
-	__u32 *last = s->last[i], *delta = s->delta[i], sum[HIST_SPAN_BLOCK];
 	unsigned int lo = KQOS_HIST_SLOTS, hi = KQOS_HIST_SLOTS;
+	__u32 *last, *out, sum[HIST_SPAN_BLOCK];
 
+	if (i >= s->n || s->pool_used + KQOS_HIST_SLOTS > s->pool_cap)
+		return NULL;
+	last = s->last[i];
+	out = &s->pool[s->pool_used]; /* out[k] is slot lo + k */
 	for (unsigned int b = 0; b < KQOS_HIST_SLOTS; b += HIST_SPAN_BLOCK) {
 		sum_block(rows, nrows, b, sum);
 		if (!block_moved(sum, &last[b]))
@@ -113,15 +122,16 @@ const __u32 *hist_store_read_rows(struct hist_store *s, size_t i, const __u32 *r
 		if (lo == KQOS_HIST_SLOTS)
 			lo = b;
 		else /* still blocks of the span: their increase is none */
-			memset(&delta[hi], 0, (b - hi) * sizeof(*delta));
+			memset(&out[hi - lo], 0, (b - hi) * sizeof(*out));
 		for (unsigned int k = 0; k < HIST_SPAN_BLOCK; k++) {
-			delta[b + k] = sum[k] - last[b + k];
+			out[b - lo + k] = sum[k] - last[b + k];
 			last[b + k] = sum[k];
 		}
 		hi = b + HIST_SPAN_BLOCK;
 	}
+	s->pool_used += hi - lo;
 	*span = (struct hist_span){ .lo = (__u16)lo, .hi = (__u16)hi };
-	return delta;
+	return out;
 }
 
 const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,

@@ -8,28 +8,32 @@
 #include "counters.h"
 
 /*
- * The last read wait histogram of each cgroup and its increase at the latest read, in the
- * order of the collector's sorted list. Two histograms per cgroup, where the tick's two
- * lists of totals and its deltas each carried one, and a tick without a histogram read (9 in
- * 10 at 100 ms) no longer copies 1 KiB per cgroup to carry the last one forward. Pure.
+ * The last read wait histogram of each cgroup, in the order of the collector's sorted list,
+ * and the increases of the latest read. An increase holds only its span's slots (a read's
+ * increase with span {lo, hi} is given by a pointer to slot lo, as sample.h says), packed in
+ * one pool that the next read reuses: at 5000 cgroups a full 1 KiB increase per cgroup was
+ * 5 MB of the agent's memory, the spans about a quarter of it. Pure.
  */
 struct hist_store {
 	__u64 *ids; /* sorted: the cgroups of the last sync */
 	__u32 (*last)[KQOS_HIST_SLOTS]; /* each one's last read, cumulative (wrapping u32) */
-	__u32 (*delta)[KQOS_HIST_SLOTS]; /* its increase at that read */
-	size_t n, cap;
+	size_t n;
+	__u32 *pool; /* this read's increases, back to back */
+	size_t pool_used, pool_cap; /* in slots: room for every cgroup's whole histogram */
 };
 
 void hist_store_fini(struct hist_store *s);
 /*
- * Follow @buf's cgroups (sorted by cgid): those that stay keep their last read, new ones start
- * from zero. Cheap when nothing changed. -ENOMEM keeps the old store.
+ * A new read begins: the last read's increases are gone. Follow @buf's cgroups (sorted by
+ * cgid): those that stay keep their last read, new ones start from zero. Cheap when nothing
+ * changed. -ENOMEM keeps the old store (and no increase can be handed out this read).
  */
 int hist_store_sync(struct hist_store *s, const struct cg_totals *buf, size_t n);
 /*
- * Entry @i (@buf's index at the sync) was read as @now: its increase, stored in delta[i], with
- * the span that holds it in *@span. Only the slots in the span are its: blocks that did not
- * move are not written, so that a read costs what moved, not 2 KiB.
+ * Entry @i (@buf's index at the sync) was read as @now: its increase, with the span that
+ * holds it in *@span; valid until the next sync. Blocks that did not move are not written,
+ * so that a read costs what moved, not 2 KiB. NULL (nothing changed) when the pool is full: a
+ * cgroup read twice in one read.
  */
 const __u32 *hist_store_read(struct hist_store *s, size_t i, const __u32 *now,
 			     struct hist_span *span);

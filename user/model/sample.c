@@ -42,7 +42,7 @@ __u64 hist_total_span(const __u32 *hist, struct hist_span span)
 	__u64 n = 0;
 
 	hist_span_bounds(span, &lo, &hi);
-	for (unsigned int i = lo; i < hi; i++)
+	for (unsigned int i = 0; i < hi - lo; i++)
 		n += hist[i];
 	return n;
 }
@@ -64,7 +64,7 @@ __u64 hist_quantile_span(const __u32 *hist, struct hist_span span, __u64 total, 
 		rank = 1;
 	hist_span_bounds(span, &lo, &hi);
 	for (unsigned int i = lo; i < hi; i++) {
-		seen += hist[i];
+		seen += hist[i - lo];
 		if (seen >= rank)
 			return slot_value(i);
 	}
@@ -131,7 +131,7 @@ __u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *
 	if (lo >= hi)
 		return 0;
 	top = (int)hi - 1;
-	while (top > (int)lo && !d->rq_hist[top])
+	while (top > (int)lo && !d->rq_hist[top - (int)lo])
 		top--;
 	bound = kqos_hist_slot_lower(top) + kqos_hist_slot_width(top) - 1;
 	return bound < cur->rq_wait_max_ns ? bound : cur->rq_wait_max_ns;
@@ -201,14 +201,15 @@ void hist_fold(const __u32 *hist, struct hist_span span, __u64 *buckets)
 	unsigned int lo, hi;
 
 	hist_span_bounds(span, &lo, &hi);
-	for (unsigned int o = lo & ~(KQOS_HIST_SUB - 1u); o < hi; o += KQOS_HIST_SUB) {
-		int b = coarse_bucket(o);
+	for (unsigned int s = lo; s < hi;) {
+		unsigned int end = (s | (KQOS_HIST_SUB - 1u)) + 1; /* the block's end */
+		int b = coarse_bucket(s);
 		__u64 sum = 0;
 
 		if (b < 0)
 			return; /* past the last bucket: only in +Inf, as every later block */
-		for (unsigned int s = o; s < o + KQOS_HIST_SUB; s++)
-			sum += hist[s];
+		for (; s < end && s < hi; s++)
+			sum += hist[s - lo];
 		buckets[b] += sum;
 	}
 }
@@ -249,16 +250,7 @@ void hist_add(__u32 *dst, const __u32 *src, struct hist_span span)
 
 	hist_span_bounds(span, &lo, &hi);
 	for (unsigned int s = lo; s < hi; s++)
-		dst[s] += src[s];
-}
-
-void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b, struct hist_span span)
-{
-	unsigned int lo, hi;
-
-	hist_span_bounds(span, &lo, &hi);
-	for (unsigned int s = lo; s < hi; s++)
-		dst[s] = a[s] + b[s];
+		dst[s] += src[s - lo];
 }
 
 void totals_add(struct cg_totals *t, const struct cg_totals *o)

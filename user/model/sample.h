@@ -104,10 +104,8 @@ void cg_acc_add(struct cg_acc *a, const struct cg_delta *d);
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src);
 /* An entity's counters since start @c take its interval @a (the histogram aside: hist_fold). */
 void cg_cum_add_acc(struct cg_cum *c, const struct cg_acc *a);
-/* @dst += @src over slots [lo, hi) of @span: an entity's histogram from its cgroups'. */
+/* Whole histogram @dst += @src (with @span) over the span: an entity's from its cgroups'. */
 void hist_add(__u32 *dst, const __u32 *src, struct hist_span span);
-/* @dst = @a + @b over @span: the first two of an entity's, without zeroing @dst first. */
-void hist_sum(__u32 *dst, const __u32 *a, const __u32 *b, struct hist_span span);
 
 /*
  * Rates of @a over @dt_ns into @st (left as is when @a saw no cgroup): CPU, runs, wait mean,

@@ -351,12 +351,15 @@ static void widen(struct snapbuild *sb, struct hist_span had, struct hist_span w
 
 /*
  * The histograms of @a's cgroups (its chain through sb->hnext), *@n of them so far: the first
- * is only noted in *@first; from the second on they are summed in sb->hist. *@span holds
- * them all; only its slots are read or written.
+ * is only noted in *@first (with its span in *@span); from the second on they are summed in
+ * sb->hist, a whole histogram, over *@span, which holds them all: only its slots are read or
+ * written.
  */
 static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const struct cg_acc *a,
 		       const __u32 **first, unsigned int *n, struct hist_span *span)
 {
+	static const struct hist_span empty = { .lo = KQOS_HIST_SLOTS, .hi = KQOS_HIST_SLOTS };
+
 	for (__u32 k = a->hist_head; k; k = sb->hnext[k - 1]) {
 		const struct cg_totals *d = &cgs[k - 1].d;
 		struct hist_span u;
@@ -366,13 +369,18 @@ static void chain_hist(struct snapbuild *sb, const struct cg_delta *cgs, const s
 		u = hist_span_union(*span, d->rq_span);
 		if (!*n) {
 			*first = d->rq_hist;
-		} else if (*n == 1) {
-			hist_sum(sb->hist, *first, d->rq_hist, u);
+			*span = d->rq_span;
+			(*n)++;
+			continue;
+		}
+		if (*n == 1) { /* the first moves into the sum */
+			widen(sb, empty, u);
+			hist_add(sb->hist, *first, *span);
 		} else {
 			widen(sb, *span, u);
-			hist_add(sb->hist, d->rq_hist, d->rq_span);
 		}
-		*span = *n ? u : d->rq_span;
+		hist_add(sb->hist, d->rq_hist, d->rq_span);
+		*span = u;
 		(*n)++;
 	}
 }
@@ -388,7 +396,7 @@ static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs
 				struct hist_span *span)
 {
 	const __u32 *first = NULL;
-	unsigned int n = 0;
+	unsigned int n = 0, lo, hi;
 
 	*span = (struct hist_span){ .lo = KQOS_HIST_SLOTS, .hi = KQOS_HIST_SLOTS };
 	if (sb->no_chain || !a->any || a->no_hist || !a->rq_wait_cnt)
@@ -396,7 +404,10 @@ static const __u32 *entity_hist(struct snapbuild *sb, const struct cg_delta *cgs
 	chain_hist(sb, cgs, a, &first, &n, span);
 	for (size_t j = 0; j < nmore; j++)
 		chain_hist(sb, cgs, &more[j], &first, &n, span);
-	return n > 1 ? sb->hist : first;
+	if (n <= 1)
+		return first;
+	hist_span_bounds(*span, &lo, &hi);
+	return &sb->hist[lo]; /* handed out from its span's first slot */
 }
 
 /* Entity @a's stats, with its histogram this tick when one is read. */
