@@ -24,6 +24,7 @@ size_t test_rates(const struct cg_totals *prev, size_t nprev, const struct cg_to
 		cg_acc_add(&a, &d[i]);
 		memset(&out[k], 0, sizeof(out[k]));
 		out[k].cgid = d[i].d.cgid;
+		out[k].st.pmu = &out[k].pmu;
 		sample_stats(&a, &c, d[i].d.rq_hist, d[i].d.rq_span, dt_ns, ev, n, &out[k].st);
 		k++;
 	}

@@ -10,6 +10,7 @@
 struct test_rate {
 	__u64 cgid;
 	struct snap_stats st;
+	struct snap_pmu_stats pmu; /* where st.pmu points */
 };
 
 /*

@@ -61,11 +61,13 @@ static struct pod snap_fx_pods[5] = {
 
 /* Room for the buckets of the fixtures' entities (rq_hist_total points into it). */
 static __u64 snap_fx_buckets[64][SNAP_RQ_BUCKETS];
+static struct snap_pmu_stats snap_fx_pmu[64]; /* the same for st.pmu */
 static unsigned int snap_fx_nbuckets;
 
 /* Stats with every metric; @k scales the values so entities differ. */
 static inline void snap_fx_stats(struct snap_stats *st, double k, int pmu_n)
 {
+	struct snap_pmu_stats *p = &snap_fx_pmu[snap_fx_nbuckets % 64];
 	__u64 *b = snap_fx_buckets[snap_fx_nbuckets++ % 64];
 
 	memset(st, 0, sizeof(*st));
@@ -89,10 +91,11 @@ static inline void snap_fx_stats(struct snap_stats *st, double k, int pmu_n)
 	st->throttled_ns = (__u64)(2.5e9 * k);
 	st->throttled_ratio = 0.1;
 	st->pmu_n = pmu_n;
+	st->pmu = pmu_n ? p : NULL;
 	for (int i = 0; i < pmu_n; i++) {
-		st->pmu_per_s[i] = 1e9 * k;
-		st->pmu_running_ratio[i] = 0.5;
-		st->pmu_total[i] = (__u64)(5e11 * k) * (__u64)(i + 1);
+		p->per_s[i] = 1e9 * k;
+		p->running_ratio[i] = 0.5;
+		p->total[i] = (__u64)(5e11 * k) * (__u64)(i + 1);
 	}
 	st->has_cpi = pmu_n > 1;
 	st->cpi = 1.5;

@@ -131,15 +131,15 @@ Test(pmu, rates_scale_and_derive_cpi_and_mpki)
 	cur.pmu_count[2] = 1000000;
 	cur.pmu_enabled[2] = cur.pmu_running[2] = 1000;
 	cr_assert_eq(test_rates(&prev, 1, &cur, 1, 1000000000ULL, ev, 3, &r, 1), 1);
-	cr_expect_float_eq(r.st.pmu_per_s[0], 2e9, 1);
-	cr_expect_float_eq(r.st.pmu_running_ratio[0], 0.5, 1e-9);
-	cr_expect_eq(r.st.pmu_total[0], 1000000000ULL);
-	cr_assert_eq(rate_cpi(r.st.pmu_per_s, ev, 3, &x), 0);
+	cr_expect_float_eq(r.st.pmu->per_s[0], 2e9, 1);
+	cr_expect_float_eq(r.st.pmu->running_ratio[0], 0.5, 1e-9);
+	cr_expect_eq(r.st.pmu->total[0], 1000000000ULL);
+	cr_assert_eq(rate_cpi(r.st.pmu->per_s, ev, 3, &x), 0);
 	cr_expect_float_eq(x, 4.0, 1e-9);
-	cr_assert_eq(rate_mpki(r.st.pmu_per_s, ev, 3, &x), 0);
+	cr_assert_eq(rate_mpki(r.st.pmu->per_s, ev, 3, &x), 0);
 	cr_expect_float_eq(x, 2.0, 1e-9);
 	/* Without an instructions event there is no CPI: absent, not zero. */
-	cr_expect_eq(rate_cpi(r.st.pmu_per_s, ev, 1, &x), -ENODATA);
+	cr_expect_eq(rate_cpi(r.st.pmu->per_s, ev, 1, &x), -ENODATA);
 }
 
 Test(pmu, config_roles_extra_and_limits)

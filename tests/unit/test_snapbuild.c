@@ -468,3 +468,34 @@ Test(snapbuild, histograms_summed_over_spans_count_nothing_left_from_before)
 	snapshot__put(s);
 	pod_list__put(l);
 }
+
+/* PMU figures are the snapshot's where the host counts events, and absent where it does not. */
+Test(snapbuild, pmu_figures_have_room_only_with_events)
+{
+	static const struct pmu_event_cfg ev[1] = { { .name = "cycles", .role = PMU_ROLE_CYCLES } };
+	struct snapshot *s;
+
+	s = snapbuild__build(sb, &in);
+	cr_expect_null(s->pods[0].st.pmu);
+	cr_expect_null(s->pods[0].ctrs[0].st.pmu);
+	cr_expect_eq(s->pods[0].st.pmu_n, 0);
+	snapshot__put(s);
+	for (int i = 0; i < 3; i++) {
+		d[i].d.pmu_count[0] = 1000 * (i + 1);
+		d[i].d.pmu_enabled[0] = d[i].d.pmu_running[0] = 10;
+		d[i].pmu_per_s[0] = 1000.0 * (i + 1);
+	}
+	in.pmu = ev;
+	in.pmu_n = 1;
+	s = snapbuild__build(sb, &in);
+	cr_assert_not_null(s->pods[0].st.pmu);
+	cr_assert_not_null(s->pods[0].ctrs[0].st.pmu);
+	cr_assert_eq(s->nr_others, 1);
+	cr_assert_not_null(s->others[0].st.pmu);
+	cr_expect_float_eq(s->pods[0].ctrs[0].st.pmu->per_s[0], 2000, 1e-9);
+	cr_expect_float_eq(s->pods[0].st.pmu->per_s[0], 3000, 1e-9, "its own and its container's");
+	cr_expect_float_eq(s->others[0].st.pmu->per_s[0], 3000, 1e-9);
+	cr_expect_eq(s->pods[0].st.pmu->total[0], 3000);
+	cr_expect_neq(s->pods[0].st.pmu, s->pods[0].ctrs[0].st.pmu);
+	snapshot__put(s);
+}

@@ -351,7 +351,7 @@ static void rq_histogram(struct render *r, enum scope sc)
 
 static bool has_pmu(const struct snap_stats *st)
 {
-	return st->pmu_n > 0;
+	return st->pmu_n > 0 && st->pmu;
 }
 
 static void pmu_families(struct render *r, enum scope sc)
@@ -382,9 +382,9 @@ static void pmu_families(struct render *r, enum scope sc)
 				free(evl);
 				if (pass)
 					sample(r->f, name, e->labels, ev,
-					       e->st->pmu_running_ratio[k]);
+					       e->st->pmu->running_ratio[k]);
 				else
-					sample_u64(r->f, name, e->labels, ev, e->st->pmu_total[k]);
+					sample_u64(r->f, name, e->labels, ev, e->st->pmu->total[k]);
 			}
 		}
 	}

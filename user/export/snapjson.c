@@ -37,8 +37,9 @@ static json_t *pmu_json(const struct snapshot *s, const struct snap_stats *st)
 
 	for (int i = 0; i < st->pmu_n && i < s->pmu_n; i++)
 		set_new(ev, s->pmu[i].name,
-			json_pack("{s:f, s:f, s:I}", "per_s", st->pmu_per_s[i], "running_ratio",
-				  st->pmu_running_ratio[i], "total", (json_int_t)st->pmu_total[i]));
+			json_pack("{s:f, s:f, s:I}", "per_s", st->pmu->per_s[i], "running_ratio",
+				  st->pmu->running_ratio[i], "total",
+				  (json_int_t)st->pmu->total[i]));
 	o = json_pack("{s:o}", "events", ev);
 	if (o && st->has_cpi)
 		set_new(o, "cpi", json_real(st->cpi));
@@ -69,7 +70,7 @@ static json_t *stats_json(const struct snapshot *s, const struct snap_stats *st)
 	if (st->has_memory)
 		set_new(o, "memory",
 			json_pack("{s:I}", "used_bytes", (json_int_t)st->mem_used_bytes));
-	if (st->pmu_n)
+	if (st->pmu_n && st->pmu)
 		set_new(o, "pmu", pmu_json(s, st));
 	return o;
 }

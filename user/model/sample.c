@@ -362,19 +362,21 @@ static void totals_since_start(const struct cg_cum *c, struct snap_stats *st)
 static void pmu_rates(const struct cg_acc *a, const struct cg_cum *c,
 		      const struct pmu_event_cfg *ev, int n, struct snap_stats *st)
 {
-	st->pmu_n = n;
+	struct snap_pmu_stats *p = st->pmu;
+
+	st->pmu_n = p ? n : 0;
+	if (!st->pmu_n)
+		return;
 	for (int i = 0; i < n; i++) {
-		st->pmu_per_s[i] = a->pmu.per_s[i];
+		p->per_s[i] = a->pmu.per_s[i];
 		/* untracked times (software events, never multiplexed) read as always running */
-		st->pmu_running_ratio[i] =
+		p->running_ratio[i] =
 			a->pmu.enabled[i] ? (double)a->pmu.running[i] / (double)a->pmu.enabled[i] :
 					    1;
-		st->pmu_total[i] = c->pmu[i];
+		p->total[i] = c->pmu[i];
 	}
-	if (!n)
-		return;
-	st->has_cpi = !rate_cpi(st->pmu_per_s, ev, n, &st->cpi);
-	st->has_mpki = !rate_mpki(st->pmu_per_s, ev, n, &st->llc_mpki);
+	st->has_cpi = !rate_cpi(p->per_s, ev, n, &st->cpi);
+	st->has_mpki = !rate_mpki(p->per_s, ev, n, &st->llc_mpki);
 }
 
 void rq_quantiles_carry(struct rq_quantiles *q, struct snap_stats *st)

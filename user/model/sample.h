@@ -112,7 +112,7 @@ void hist_add(__u32 *dst, const __u32 *src, struct hist_span span);
  * p50/p99 from @hist, the sum of the histograms of @a's cgroups (never above the exact max;
  * NULL or @a->no_hist: none this tick, rq_hist_stale), totals since start from @c (the
  * buckets aside: st->rq_hist_total is the caller's), PMU rates of the @n events @ev with CPI
- * and MPKI.
+ * and MPKI into st->pmu (the caller's room; none without it).
  */
 void sample_stats(const struct cg_acc *a, const struct cg_cum *c, const __u32 *hist,
 		  struct hist_span span, __u64 dt_ns, const struct pmu_event_cfg *ev, int n,

@@ -451,6 +451,7 @@ static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, 
 	if (!o->cgroup)
 		return -ENOMEM;
 	o->cgid = d->d.cgid;
+	o->st.pmu = s->pmu_n ? &o->pmu : NULL;
 	cg_acc_add(&one, d);
 	sample_stats(&one, c, d->d.no_hist ? NULL : d->d.rq_hist, d->d.rq_span, dt, s->pmu,
 		     s->pmu_n, &o->st);
@@ -460,11 +461,13 @@ static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, 
 	return 0;
 }
 
-/* Once the list stopped growing: each other's buckets are its own. */
+/* Once the list stopped growing (it moves as it grows): each other's figures are its own. */
 static void others_buckets(struct snapshot *s)
 {
-	for (size_t i = 0; i < s->nr_others; i++)
+	for (size_t i = 0; i < s->nr_others; i++) {
 		s->others[i].st.rq_hist_total = s->others[i].hist_total;
+		s->others[i].st.pmu = s->pmu_n ? &s->others[i].pmu : NULL;
+	}
 }
 
 /* A cgroup of no pod: its counters since start, and an "other" if it ran. */
@@ -724,14 +727,22 @@ static size_t round8(size_t n)
  * Pods and their containers, as take() will hand them out. Their paths are the layout's
  * (s->paths): copied, each was a cold string read twice per entity per tick.
  */
-static size_t arena_size(const struct layout *l, const struct pod_list *pods)
+static size_t arena_size(const struct layout *l, const struct pod_list *pods, int pmu_n)
 {
+	size_t pmu = pmu_n ? (l->npods + l->nctrs) * sizeof(struct snap_pmu_stats) : 0;
+
 	return round8(pods->nr_pods * sizeof(struct snap_pod)) +
-	       round8(l->nctrs * sizeof(struct snap_container)) + 8 * pods->nr_pods;
+	       round8(l->nctrs * sizeof(struct snap_container)) + 8 * pods->nr_pods + round8(pmu);
 }
 
-static void place_containers(const struct layout *l, size_t i, const struct pod *pod,
-			     struct snap_pod *sp, struct arena *a)
+/* Room for an entity's PMU figures when the host counts events. */
+static struct snap_pmu_stats *take_pmu(const struct snapshot *s, struct arena *a)
+{
+	return s->pmu_n ? take(a, sizeof(struct snap_pmu_stats)) : NULL;
+}
+
+static void place_containers(const struct snapshot *s, const struct layout *l, size_t i,
+			     const struct pod *pod, struct snap_pod *sp, struct arena *a)
 {
 	sp->ctrs = take(a, pod->nr_containers * sizeof(*sp->ctrs));
 	for (size_t j = 0; j < pod->nr_containers; j++) {
@@ -744,6 +755,7 @@ static void place_containers(const struct layout *l, size_t i, const struct pod 
 		sc->id = c->id ?: "";
 		sc->cgroup = x->cgroup;
 		sc->cgid = x->cgid;
+		sc->st.pmu = take_pmu(s, a);
 	}
 }
 
@@ -761,7 +773,7 @@ static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, st
 		return err;
 	s->pods_list = pod_list__ref(l);
 	s->paths = snap_strings__ref(sb->lay.paths);
-	s->arena = calloc(1, arena_size(&sb->lay, l) + 8);
+	s->arena = calloc(1, arena_size(&sb->lay, l, s->pmu_n) + 8);
 	if (!s->arena)
 		return -ENOMEM;
 	a.p = s->arena;
@@ -772,8 +784,9 @@ static int build_pods(struct snapbuild *sb, const struct snapbuild_input *in, st
 		sp->pod = &l->pods[i];
 		sp->cgroup = sb->lay.ent[i].cgroup;
 		sp->cgid = sb->lay.ent[i].cgid;
+		sp->st.pmu = take_pmu(s, &a);
 		if (!l->pods[i].is_static)
-			place_containers(&sb->lay, i, &l->pods[i], sp, &a);
+			place_containers(s, &sb->lay, i, &l->pods[i], sp, &a);
 	}
 	return 0;
 }

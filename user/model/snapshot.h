@@ -29,6 +29,13 @@
 #define SNAP_RQ_FIRST_LOG 10 /* 2^10 ns = 1.024 us; the last bound 2^33 ns = 8.6 s */
 
 /* Rates and counters of one entity (a cgroup with all its descendants). */
+/* An entity's PMU figures: apart, so that a host without events carries none. */
+struct snap_pmu_stats {
+	double per_s[KQOS_PMU_MAX];
+	double running_ratio[KQOS_PMU_MAX];
+	__u64 total[KQOS_PMU_MAX];
+};
+
 struct snap_stats {
 	/* BPF collector: absent (has_cpu false) when no cgroup of the entity ran yet */
 	bool has_cpu;
@@ -54,11 +61,9 @@ struct snap_stats {
 	__u64 nr_periods, nr_throttled, throttled_ns; /* counters */
 	double throttled_ratio; /* delta nr_throttled / delta nr_periods, 0 when no periods */
 
-	/* PMU, index = snapshot->pmu[] index; absent when the host counts no event */
+	/* PMU, index = snapshot->pmu[] index; absent (pmu_n 0, pmu NULL) without events */
 	int pmu_n;
-	double pmu_per_s[KQOS_PMU_MAX];
-	double pmu_running_ratio[KQOS_PMU_MAX];
-	__u64 pmu_total[KQOS_PMU_MAX];
+	struct snap_pmu_stats *pmu; /* the snapshot's, set before the stats are made */
 	bool has_cpi, has_mpki;
 	double cpi, llc_mpki;
 
@@ -338,6 +343,7 @@ struct snapshot {
 		__u64 cgid;
 		struct snap_stats st;
 		__u64 hist_total[SNAP_RQ_BUCKETS]; /* where st.rq_hist_total points */
+		struct snap_pmu_stats pmu; /* where st.pmu points */
 	} * others;
 	size_t nr_others;
 
