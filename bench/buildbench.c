@@ -62,7 +62,9 @@ static void make_pod(struct load *l, size_t i)
 	struct cgwalk_pod *p = &l->pods[i];
 	struct cgwalk_container *c = &l->ctrs[i];
 
-	snprintf(p->uid, sizeof(p->uid), "5ca1e000-0000-4000-8000-%012zx", i);
+	/* random-looking, as kubelet's are: path order (the files') is not the pod list's */
+	snprintf(p->uid, sizeof(p->uid), "%08x-0000-4000-8000-%012zx",
+		 (unsigned int)((i + 1) * 2654435761u), i);
 	p->qos = i % 3 == 0 ? CGWALK_QOS_BESTEFFORT : CGWALK_QOS_BURSTABLE;
 	if (asprintf(&p->path, "kubepods/%spod%s", i % 3 == 0 ? "besteffort/" : "burstable/",
 		     p->uid) < 0)
