@@ -181,6 +181,8 @@ Test(snapshot_live, pod_from_a_podlist_file_has_class_cgroup_and_cpu, .init = se
 	cr_expect_gt(json_integer_value(json_object_get(counters, "slots")), 0);
 	cr_expect_gt(json_integer_value(json_object_get(counters, "slotted")), 1);
 	cr_expect_eq(json_integer_value(json_object_get(counters, "hashed")), 0);
+	cr_expect_not_null(json_object_get(counters, "slot_push_failures"));
+	cr_expect_eq(json_integer_value(json_object_get(counters, "slots_pending")), 0);
 	json_decref(root);
 }
 

@@ -359,6 +359,8 @@ Test(export_prom, values_units_and_labels)
 	cr_assert_not_null(strstr(text, "kqos_collector_slots 682\n"));
 	cr_assert_not_null(strstr(text, "kqos_collector_cgroups{source=\"slot\"} 682\n"));
 	cr_assert_not_null(strstr(text, "kqos_collector_cgroups{source=\"hash\"} 40\n"));
+	cr_assert_not_null(strstr(text, "kqos_collector_slot_push_failures_total 3\n"));
+	cr_assert_not_null(strstr(text, "kqos_collector_slots_pending 1\n"));
 	cr_assert_not_null(strstr(text, "kqos_textfile_write_errors_total 3\n"));
 	cr_assert_not_null(strstr(text, "kqos_last_cycle_timestamp_seconds 1795900001\n"));
 	/* the library may be built at another commit than this test: only the shape */

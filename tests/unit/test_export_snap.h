@@ -192,7 +192,11 @@ static inline struct snapshot *snap_fx_rich(__u64 seq)
 	s->node.nr_cpus = 4;
 	s->node.has_cpu_usage = true;
 	s->node.cpu_cores_used = 2.25;
-	s->counters = (struct snap_counter_src){ .slots = 682, .slotted = 682, .hashed = 40 };
+	s->counters = (struct snap_counter_src){ .slots = 682,
+						 .slotted = 682,
+						 .hashed = 40,
+						 .slot_push_failures = 3,
+						 .slots_pending = 1 };
 	s->pmu_n = 2;
 	snprintf(s->pmu[0].name, PMU_NAME_LEN, "cycles");
 	snprintf(s->pmu[1].name, PMU_NAME_LEN, "instructions");

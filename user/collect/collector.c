@@ -727,6 +727,8 @@ void collector__counter_src(const struct collector *c, struct snap_counter_src *
 	*ret = (struct snap_counter_src){ .slots = c->nslots,
 					  .slotted = c->last_slotted,
 					  .hashed = c->last_hashed };
+	if (c->slots)
+		ctrslots__push_stats(c->slots, &ret->slot_push_failures, &ret->slots_pending);
 }
 
 int collector__slot_of(const struct collector *c, __u64 cgid)

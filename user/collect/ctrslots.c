@@ -18,6 +18,10 @@ struct ctrslots {
 	volatile __u64 *owners;
 	size_t rows_len, owners_len;
 	__u32 mapped; /* slots whose rows are mapped */
+	/* freed slots the stack refused: pushed again before the next release, never lost */
+	__u32 *pending;
+	size_t npending;
+	__u64 push_failures; /* since start */
 };
 
 __u32 ctrslots_auto(__u32 capacity, int ncpus)
@@ -91,6 +95,7 @@ void ctrslots__free(struct ctrslots *s)
 		munmap(s->rows, s->rows_len);
 	if (s->owners)
 		munmap((void *)s->owners, s->owners_len);
+	free(s->pending);
 	free(s);
 }
 
@@ -146,14 +151,47 @@ void ctrslots__hint_free(struct ctrslots *s)
 /*
  * Unmapped from the id first: a removed cgroup's exiting tasks still point at it and can be
  * charged on their last switches, and those must not land in the next owner's rows. Then
- * zeroed and pushed back, so the next owner starts from zero. On failure the owner stays set:
- * the slot is still read, and the next reap tries again.
+ * zeroed and pushed back, so the next owner starts from zero. On failure before the push the
+ * owner stays set: the slot is still read, and the next reap tries again. A refused push keeps
+ * the slot pending (counted), pushed again first at the next release.
  */
+/* Push the slots the stack refused before; those it refuses again wait for the next try. */
+int ctrslots__retry(struct ctrslots *s)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < s->npending; i++)
+		if (bpf_map_update_elem(s->m.free_fd, NULL, &s->pending[i], BPF_ANY))
+			s->pending[kept++] = s->pending[i];
+	if (kept < s->npending)
+		ctrslots__hint_free(s);
+	s->npending = kept;
+	return kept ? -EAGAIN : 0;
+}
+
+/* A zeroed, unowned slot the stack refused: kept until a push succeeds. */
+static int push_failed(struct ctrslots *s, __u32 slot, int err)
+{
+	s->push_failures++;
+	if (!s->pending)
+		s->pending = calloc(s->m.nslots, sizeof(*s->pending));
+	if (s->pending && s->npending < s->m.nslots)
+		s->pending[s->npending++] = slot;
+	return err;
+}
+
+void ctrslots__push_stats(const struct ctrslots *s, __u64 *failures, __u32 *pending)
+{
+	*failures = s->push_failures;
+	*pending = (__u32)s->npending;
+}
+
 int ctrslots__release(struct ctrslots *s, __u64 cgid)
 {
 	struct kqos_cg_row *rows;
 	__u32 slot;
 
+	ctrslots__retry(s);
 	if (bpf_map_lookup_elem(s->m.slot_fd, &cgid, &slot))
 		return -errno;
 	if (slot >= s->m.nslots)
@@ -166,7 +204,7 @@ int ctrslots__release(struct ctrslots *s, __u64 cgid)
 	memset(&rows[(size_t)slot * s->m.ncpus], 0, sizeof(*rows) * s->m.ncpus);
 	s->owners[slot] = 0;
 	if (bpf_map_update_elem(s->m.free_fd, NULL, &slot, BPF_ANY))
-		return -errno;
+		return push_failed(s, slot, -errno);
 	ctrslots__hint_free(s);
 	return 0;
 }

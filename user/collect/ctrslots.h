@@ -43,6 +43,10 @@ const struct kqos_cg_row *ctrslots__rows(struct ctrslots *s, __u32 upto);
  * can claim it. -ENOENT when it held none.
  */
 int ctrslots__release(struct ctrslots *s, __u64 cgid);
+/* Push again the freed slots the stack refused: 0, or -EAGAIN while some still wait. */
+int ctrslots__retry(struct ctrslots *s);
+/* Pushes the stack refused since start, and the slots still waiting for one. */
+void ctrslots__push_stats(const struct ctrslots *s, __u64 *failures, __u32 *pending);
 /* Tell BPF a slot may be free again (a hint: a pop that finds none clears it). */
 void ctrslots__hint_free(struct ctrslots *s);
 

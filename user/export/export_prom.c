@@ -871,6 +871,13 @@ static void health_families(struct render *r, const struct prom_health *h)
 	       "Cgroups read this tick, by where their counters live (slot or hash).");
 	sample_u64(r->f, "kqos_collector_cgroups", "source=\"slot\"", NULL, s->counters.slotted);
 	sample_u64(r->f, "kqos_collector_cgroups", "source=\"hash\"", NULL, s->counters.hashed);
+	family(r->f, "kqos_collector_slot_push_failures_total", "counter",
+	       "Freed counter slots the free stack refused (each kept and pushed again later).");
+	sample_u64(r->f, "kqos_collector_slot_push_failures_total", NULL, NULL,
+		   s->counters.slot_push_failures);
+	family(r->f, "kqos_collector_slots_pending", "gauge",
+	       "Freed counter slots still waiting to go back on the free stack.");
+	sample_u64(r->f, "kqos_collector_slots_pending", NULL, NULL, s->counters.slots_pending);
 }
 
 static void stage_family(struct render *r, const struct agent_stages *st)

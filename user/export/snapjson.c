@@ -357,7 +357,7 @@ static json_t *snapshot_json(const struct snapshot *s, const struct snap_enforce
 	for (int i = 0; i < s->pmu_n; i++)
 		json_array_append_new(pmu, json_string(s->pmu[i].name));
 	return json_pack("{s:I, s:f, s:f, s:s, s:s, s:{s:s, s:b}, s:I, s:o, s:o, s:o, s:o, s:o, "
-			 "s:o, s:o, s:o, s:{s:I, s:I, s:I}}",
+			 "s:o, s:o, s:o, s:{s:I, s:I, s:I, s:I, s:I}}",
 			 "seq", (json_int_t)s->seq, "time", s->wall_ns / 1e9, "interval_s",
 			 s->interval_s, "hierarchy", s->hierarchy, "mount", s->mount, "pod_source",
 			 "kind", s->pod_source, "stale", s->pods_stale, "dropped_switches",
@@ -371,7 +371,9 @@ static json_t *snapshot_json(const struct snapshot *s, const struct snap_enforce
 				   (json_int_t)s->events.queue_lost, "watches",
 				   (json_int_t)s->events.watches),
 			 "counters", "slots", (json_int_t)s->counters.slots, "slotted",
-			 (json_int_t)s->counters.slotted, "hashed", (json_int_t)s->counters.hashed);
+			 (json_int_t)s->counters.slotted, "hashed", (json_int_t)s->counters.hashed,
+			 "slot_push_failures", (json_int_t)s->counters.slot_push_failures,
+			 "slots_pending", (json_int_t)s->counters.slots_pending);
 }
 
 char *snapjson_format(const struct snapshot *s, const struct snap_enforce *en, bool pretty)

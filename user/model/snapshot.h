@@ -265,6 +265,8 @@ struct snap_counter_src {
 	__u32 slots; /* counter slots in the mapped array (collector.counterSlots) */
 	__u32 slotted; /* cgroups read from a slot */
 	__u32 hashed; /* cgroups read from the per-CPU hash: past the slots */
+	__u64 slot_push_failures; /* freed slots the free stack refused, since start */
+	__u32 slots_pending; /* of those, still waiting to be pushed again */
 };
 
 /* The kernel's event path: ring buffer figures since start. */
