@@ -57,6 +57,21 @@ static int cmp_double(const void *a, const void *b)
 	return x < y ? -1 : x > y;
 }
 
+/* The blocks a first read of @h moved, as the collector's read gives them. */
+static struct hist_span span_of(const __u32 *h)
+{
+	unsigned int lo = KQOS_HIST_SLOTS, hi = KQOS_HIST_SLOTS;
+
+	for (unsigned int s = 0; s < KQOS_HIST_SLOTS; s++) {
+		if (!h[s])
+			continue;
+		if (lo == KQOS_HIST_SLOTS)
+			lo = s & ~(HIST_SPAN_BLOCK - 1u);
+		hi = (s | (HIST_SPAN_BLOCK - 1u)) + 1;
+	}
+	return (struct hist_span){ .lo = (__u16)lo, .hi = (__u16)hi };
+}
+
 static void make_pod(struct load *l, size_t i)
 {
 	struct cgwalk_pod *p = &l->pods[i];
@@ -87,11 +102,9 @@ static void make_pod(struct load *l, size_t i)
 						     .has_memory = true,
 						     .mem_used_bytes = 1 << 20 };
 		snprintf(l->files[e].cpuset, sizeof(l->files[e].cpuset), "0-1");
-		__u32 last[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
-
 		l->hist[e][8 + e % 16] = 3;
 		l->hist[e][40] = 1;
-		l->span[e] = hist_delta(d, last, l->hist[e]);
+		l->span[e] = span_of(l->hist[e]);
 	}
 }
 

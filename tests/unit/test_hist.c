@@ -4,6 +4,7 @@
 #include <criterion/criterion.h>
 
 #include "hist.h"
+#include "histstore.h"
 #include "sample.h"
 
 Test(hist, exact_slots_below_sixteen)
@@ -134,26 +135,37 @@ static __u64 rnd(__u64 *x)
 	return *x;
 }
 
+/* @h as the first read of a new cgroup hands it out: its increase over its span. */
+static const __u32 *first_read(const __u32 *h, struct hist_span *span)
+{
+	static struct hist_store hs;
+	struct cg_totals one = { .cgid = 1 };
+
+	hist_store_fini(&hs); /* a new cgroup each time: its last read is zero */
+	cr_assert_eq(hist_store_sync(&hs, &one, 1), 0);
+	return hist_store_read(&hs, 0, h, span);
+}
+
 /* Folding a block of slots at a time is folding each slot by its bound, over any span. */
 Test(hist, fold_by_blocks_matches_the_bucket_of_each_slot)
 {
 	__u64 x = 88172645463325252ULL;
 
 	for (int round = 0; round < 200; round++) {
-		__u32 h[KQOS_HIST_SLOTS] = { 0 }, last[KQOS_HIST_SLOTS] = { 0 };
-		__u32 d[KQOS_HIST_SLOTS];
+		__u32 h[KQOS_HIST_SLOTS] = { 0 };
 		__u64 want[SNAP_RQ_BUCKETS] = { 0 }, all[SNAP_RQ_BUCKETS] = { 0 };
 		__u64 got[SNAP_RQ_BUCKETS] = { 0 };
 		struct hist_span span;
+		const __u32 *d;
 
 		for (int k = 0; k < 1 + round % 12; k++)
 			h[rnd(&x) % KQOS_HIST_SLOTS] += (__u32)(1 + rnd(&x) % 1000);
 		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++)
 			if (bucket_by_bound(s) >= 0)
 				want[bucket_by_bound(s)] += h[s];
-		span = hist_delta(d, last, h);
-		hist_fold(d + span.lo, span, got);
-		hist_fold(d, (struct hist_span){ 0 }, all);
+		d = first_read(h, &span);
+		hist_fold(d, span, got);
+		hist_fold(h, (struct hist_span){ 0 }, all);
 		for (int b = 0; b < SNAP_RQ_BUCKETS; b++) {
 			cr_assert_eq(got[b], want[b], "round %d bucket %d", round, b);
 			cr_assert_eq(all[b], want[b], "round %d bucket %d, whole", round, b);
@@ -165,25 +177,38 @@ Test(hist, fold_by_blocks_matches_the_bucket_of_each_slot)
 Test(hist, a_deltas_span_holds_every_change)
 {
 	__u64 x = 0x9e3779b97f4a7c15ULL;
-	__u32 last[KQOS_HIST_SLOTS] = { 0 }, now[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
+	__u32 last[KQOS_HIST_SLOTS] = { 0 }, now[KQOS_HIST_SLOTS] = { 0 }, want[KQOS_HIST_SLOTS];
+	struct cg_totals one = { .cgid = 1 };
+	struct hist_store hs = { 0 };
 	struct hist_span span;
+	const __u32 *d;
 
 	for (int round = 0; round < 200; round++) {
 		for (int k = 0; k < 1 + round % 5; k++)
 			now[rnd(&x) % KQOS_HIST_SLOTS]++;
-		span = hist_delta(d, last, now);
+		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
+			want[s] = now[s] - last[s];
+			last[s] = now[s];
+		}
+		cr_assert_eq(hist_store_sync(&hs, &one, 1), 0);
+		d = hist_store_read(&hs, 0, now, &span);
 		cr_assert_lt(span.lo, span.hi);
 		cr_assert_eq(span.lo % HIST_SPAN_BLOCK, 0);
 		cr_assert_eq(span.hi % HIST_SPAN_BLOCK, 0);
-		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++)
-			if (d[s])
+		for (__u32 s = 0; s < KQOS_HIST_SLOTS; s++) {
+			if (want[s])
 				cr_assert(s >= span.lo && s < span.hi, "slot %u outside [%u, %u)",
 					  s, span.lo, span.hi);
-		cr_assert_eq(hist_quantile_span(d + span.lo, span, hist_total(d), 0.99),
-			     hist_quantile(d, hist_total(d), 0.99));
-		cr_assert_eq(hist_total_span(d + span.lo, span), hist_total(d));
+			if (s >= span.lo && s < span.hi)
+				cr_assert_eq(d[s - span.lo], want[s], "slot %u", s);
+		}
+		cr_assert_eq(hist_quantile_span(d, span, hist_total(want), 0.99),
+			     hist_quantile(want, hist_total(want), 0.99));
+		cr_assert_eq(hist_total_span(d, span), hist_total(want));
 	}
-	span = hist_delta(d, last, now);
+	cr_assert_eq(hist_store_sync(&hs, &one, 1), 0);
+	d = hist_store_read(&hs, 0, now, &span);
 	cr_assert_geq(span.lo, span.hi, "nothing moved");
-	cr_assert_eq(hist_total_span(d + span.lo, span), 0);
+	cr_assert_eq(hist_total_span(d, span), 0);
+	hist_store_fini(&hs);
 }

@@ -46,16 +46,29 @@ Test(sample, idle_cgroups_are_left_out_and_new_ones_start_at_zero)
 Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 {
 	struct cg_totals prev = t(1, 0, 0), cur = t(1, 10, 2);
-	__u32 last[KQOS_HIST_SLOTS] = { 0 }, now[KQOS_HIST_SLOTS] = { 0 }, d[KQOS_HIST_SLOTS];
+	__u32 now[KQOS_HIST_SLOTS] = { 0 };
+	struct hist_store hs = { 0 };
+	struct hist_span span;
 	struct test_rate r;
 	__u32 s = kqos_hist_slot(5000);
+	const __u32 *d;
 
-	last[s] = 0xffffffffu; /* the u32 slot wrapped between reads */
-	now[s] = 1;
-	hist_delta(d, last, now);
-	cr_assert_eq(d[s], 2);
-	cr_assert_eq(last[s], 1, "the read becomes the next one's base");
+	cr_assert_eq(hist_store_sync(&hs, &cur, 1), 0);
+	now[s] = 0xffffffffu;
+	hist_store_read(&hs, 0, now, &span);
+	now[s] = 1; /* the u32 slot wrapped between reads */
+	cr_assert_eq(hist_store_sync(&hs, &cur, 1), 0);
+	d = hist_store_read(&hs, 0, now, &span);
+	cr_assert_eq(d[s - span.lo], 2);
+	cr_assert_eq(hist_store_sync(&hs, &cur, 1), 0);
+	hist_store_read(&hs, 0, now, &span);
+	cr_assert_geq(span.lo, span.hi, "the read becomes the next one's base");
+	cr_assert_eq(hist_store_sync(&hs, &cur, 1), 0);
+	now[s] = 3;
+	d = hist_store_read(&hs, 0, now, &span);
+	cr_assert_eq(d[s - span.lo], 2);
 	cur.rq_hist = d;
+	cur.rq_span = span;
 	prev.rq_wait_cnt = 100;
 	cur.rq_wait_cnt = 102;
 	cur.rq_wait_ns = prev.rq_wait_ns + 10000;
@@ -67,6 +80,7 @@ Test(sample, histogram_delta_wraps_and_max_is_exact_when_new)
 	cr_assert_eq(r.st.rq_max_ns, 5000);
 	cr_assert_leq(r.st.rq_p99_ns, 5000);
 	cr_assert_geq(r.st.rq_p99_ns, kqos_hist_slot_lower(s));
+	hist_store_fini(&hs);
 }
 
 Test(sample, max_without_a_new_record_comes_from_the_histogram)

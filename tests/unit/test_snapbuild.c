@@ -318,21 +318,29 @@ Test(snapbuild, kubepods_tiers_follow_the_driver)
 	snapshot__put(s);
 }
 
-Test(snapbuild, static_group_owns_its_cgroups_and_descendants)
+/* A pod list of one BE bare-metal group "g-batch" owning the @n cgroups @cgs. */
+static struct pod_list *batch_group(const char *const *cgs, size_t n)
 {
 	struct pod_list *l = pod_list__new();
-	char *cgs[] = { "/batch", "/batch2" };
-	struct snapshot *s;
 
+	cr_assert_not_null(l);
 	l->pods = calloc(1, sizeof(*l->pods));
 	l->nr_pods = 1;
 	l->pods[0].uid = strdup("g-batch");
 	l->pods[0].qos = POD_QOS_BE;
 	l->pods[0].is_static = true;
-	l->pods[0].cgroups = calloc(2, sizeof(char *));
-	l->pods[0].cgroups[0] = strdup(cgs[0]);
-	l->pods[0].cgroups[1] = strdup(cgs[1]);
-	l->pods[0].nr_cgroups = 2;
+	l->pods[0].cgroups = calloc(n, sizeof(char *));
+	for (size_t i = 0; i < n; i++)
+		l->pods[0].cgroups[i] = strdup(cgs[i]);
+	l->pods[0].nr_cgroups = n;
+	return l;
+}
+
+Test(snapbuild, static_group_owns_its_cgroups_and_descendants)
+{
+	static const char *const cgs[] = { "/batch", "/batch2" };
+	struct pod_list *l = batch_group(cgs, 2);
+	struct snapshot *s;
 	d[0].path = "/batch/job1";
 	d[1].path = "/batch2";
 	in.pods = l;
@@ -436,17 +444,9 @@ static void waits_in(int i, __u64 ns, __u32 n)
  */
 Test(snapbuild, histograms_summed_over_spans_count_nothing_left_from_before)
 {
-	struct pod_list *l = pod_list__new();
+	static const char *const cgs[] = { "/batch" };
+	struct pod_list *l = batch_group(cgs, 1);
 	struct snapshot *s;
-
-	l->pods = calloc(1, sizeof(*l->pods));
-	l->nr_pods = 1;
-	l->pods[0].uid = strdup("g-batch");
-	l->pods[0].qos = POD_QOS_BE;
-	l->pods[0].is_static = true;
-	l->pods[0].cgroups = calloc(1, sizeof(char *));
-	l->pods[0].cgroups[0] = strdup("/batch");
-	l->pods[0].nr_cgroups = 1;
 	d[0].path = "/batch/a";
 	d[1].path = "/batch/b";
 	d[2].path = "/batch/c";

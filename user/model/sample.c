@@ -94,28 +94,6 @@ void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, str
 	d->rq_span = cur->rq_span;
 }
 
-struct hist_span hist_delta(__u32 *delta, __u32 *last, const __u32 *now)
-{
-	unsigned int lo = KQOS_HIST_SLOTS, hi = KQOS_HIST_SLOTS;
-
-	/* a block at a time, so the slots' loop stays branch-free (vectorised) */
-	for (unsigned int b = 0; b < KQOS_HIST_SLOTS; b += HIST_SPAN_BLOCK) {
-		__u32 any = 0;
-
-		for (unsigned int i = b; i < b + HIST_SPAN_BLOCK; i++) {
-			delta[i] = now[i] - last[i];
-			last[i] = now[i];
-			any |= delta[i];
-		}
-		if (!any)
-			continue;
-		if (lo == KQOS_HIST_SLOTS)
-			lo = b;
-		hi = b + HIST_SPAN_BLOCK;
-	}
-	return (struct hist_span){ .lo = (__u16)(lo < hi ? lo : hi), .hi = (__u16)hi };
-}
-
 __u64 totals_interval_max(const struct cg_totals *prev, const struct cg_totals *cur,
 			  const struct cg_totals *d)
 {

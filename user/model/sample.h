@@ -93,12 +93,13 @@ struct cg_acc {
 void cg_acc_clear(struct cg_acc *a);
 
 /*
- * @t += @o, counter by counter: the largest rq_wait_max_ns, no_hist if either has it. The one
- * adder of counters (entities, and a cgroup read from two places by the collector).
+ * @t += @o, counter by counter: the largest rq_wait_max_ns, no_hist if either has it. The
+ * collector's, for a cgroup read from two places (a slot and the hash); entities add theirs
+ * with cg_acc_add().
  */
 void totals_add(struct cg_totals *t, const struct cg_totals *o);
 
-/* The one counter adder: an entity takes a cgroup's interval. */
+/* An entity takes a cgroup's interval (its PMU part only when there is one). */
 void cg_acc_add(struct cg_acc *a, const struct cg_delta *d);
 /* Entity @a takes all that @src took (a pod its containers'), histograms aside. */
 void cg_acc_merge(struct cg_acc *a, const struct cg_acc *src);
@@ -148,13 +149,8 @@ __u64 hist_total_span(const __u32 *hist, struct hist_span span);
  * no_hist is set and @d->rq_hist is NULL: every reader of a delta's histogram checks first.
  */
 void totals_delta(const struct cg_totals *prev, const struct cg_totals *cur, struct cg_totals *d);
-/*
- * A histogram read: @delta = @now - @last slot by slot (wrap-safe: the BPF slots are u32),
- * then @last = @now, so that the next read's increase starts here. Returns @delta's span, in
- * blocks of HIST_SPAN_BLOCK slots.
- */
+/* A histogram read's span comes in blocks of this many slots (histstore.h). */
 #define HIST_SPAN_BLOCK 16
-struct hist_span hist_delta(__u32 *delta, __u32 *last, const __u32 *now);
 
 /*
  * The largest wait in the interval of delta @d: exact when @cur set a new record since @prev

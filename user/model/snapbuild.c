@@ -462,7 +462,7 @@ static int add_other(struct snapshot *s, size_t *cap, const struct cg_delta *d, 
 }
 
 /* Once the list stopped growing (it moves as it grows): each other's figures are its own. */
-static void others_buckets(struct snapshot *s)
+static void others_own(struct snapshot *s)
 {
 	for (size_t i = 0; i < s->nr_others; i++) {
 		s->others[i].st.rq_hist_total = s->others[i].hist_total;
@@ -555,7 +555,7 @@ static void distribute(struct snapbuild *sb, const struct snapbuild_input *in, s
 		}
 	}
 	other_cums_end(&sb->others);
-	others_buckets(s);
+	others_own(s);
 	/* on -ENOMEM the new ones are looked up by path again next tick */
 	layout_end(l, in->cgs, in->nr_cgs);
 }
